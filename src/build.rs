@@ -1,0 +1,196 @@
+//! Building tables: levels `0..=N` solved in order and written to disk,
+//! resuming from the files a previous run left.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::error::{Error, Result};
+use crate::index::LevelIndex;
+use crate::rules::Rules;
+use crate::solver::{self, SolvedLevels, MAX_LEVEL};
+use crate::table::{self, level_file_name, Header, Table};
+use crate::tablebase::tables_dir;
+
+/// What to build and where.
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    /// Root table directory; files go to `root/<rules id>/`.
+    pub root: PathBuf,
+    /// The rule set.
+    pub rules: Rules,
+    /// Build levels `0..=max_stones`.
+    pub max_stones: u32,
+    /// Rebuild levels whose files are already present and valid.
+    pub force: bool,
+    /// Positions per compressed block.
+    pub block_size: u32,
+    /// zstd compression level.
+    pub zstd_level: i32,
+}
+
+impl BuildOptions {
+    /// Defaults for `rules` up to `max_stones` under `root`.
+    pub fn new(root: impl Into<PathBuf>, rules: Rules, max_stones: u32) -> BuildOptions {
+        BuildOptions {
+            root: root.into(),
+            rules,
+            max_stones,
+            force: false,
+            block_size: table::DEFAULT_BLOCK_SIZE,
+            zstd_level: table::DEFAULT_ZSTD_LEVEL,
+        }
+    }
+}
+
+/// What happened to one level.
+#[derive(Clone, Debug)]
+pub struct LevelReport {
+    /// Stones on the board.
+    pub level: u32,
+    /// Positions in the level.
+    pub positions: u64,
+    /// Wall time spent solving and writing (0 when reused).
+    pub seconds: f64,
+    /// Size of the table file.
+    pub bytes: u64,
+    /// `(value, count)` over every position of the level.
+    pub histogram: Vec<(i8, u64)>,
+    /// The file was present and valid, so it was not rebuilt.
+    pub reused: bool,
+    /// Peak resident memory of the process so far, where the OS tells it.
+    pub peak_rss_bytes: Option<u64>,
+}
+
+impl LevelReport {
+    /// Positions won, drawn and lost for the mover.
+    pub fn won_drawn_lost(&self) -> (u64, u64, u64) {
+        let sum = |keep: fn(i8) -> bool| {
+            self.histogram
+                .iter()
+                .filter(|(v, _)| keep(*v))
+                .map(|(_, c)| c)
+                .sum()
+        };
+        (sum(|v| v > 0), sum(|v| v == 0), sum(|v| v < 0))
+    }
+}
+
+/// Hooks for progress display; every method has an empty default.
+pub trait BuildObserver: Sync {
+    /// A level starts being solved.
+    fn level_started(&self, _level: u32, _positions: u64) {}
+    /// `positions` more positions of the current level went through the
+    /// forward pass.
+    fn advanced(&self, _positions: u64) {}
+    /// A level is done (built or reused).
+    fn level_finished(&self, _report: &LevelReport) {}
+}
+
+/// An observer that shows nothing.
+pub struct Quiet;
+impl BuildObserver for Quiet {}
+
+/// Builds levels `0..=max_stones`, reusing valid files unless `force`.
+pub fn build(options: &BuildOptions, observer: &dyn BuildObserver) -> Result<Vec<LevelReport>> {
+    let rules = &options.rules;
+    if options.max_stones > MAX_LEVEL {
+        return Err(Error::InvalidRules(format!(
+            "at most {MAX_LEVEL} stones are supported"
+        )));
+    }
+    if options.block_size == 0 {
+        return Err(Error::InvalidRules("block size must be positive".into()));
+    }
+    let dir = tables_dir(&options.root, rules);
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+
+    let levels = 0..=options.max_stones;
+    let present: Vec<Option<Table>> = levels
+        .clone()
+        .map(|n| {
+            (!options.force)
+                .then(|| valid_table(rules, &dir, n))
+                .flatten()
+        })
+        .collect();
+    // Levels above the last one to build need not be read at all.
+    let last_to_build = present.iter().rposition(Option::is_none);
+
+    let mut solved = SolvedLevels::new();
+    let mut reports = Vec::new();
+    for (n, existing) in levels.zip(present) {
+        let needed_in_memory = last_to_build.is_some_and(|last| (n as usize) < last);
+        let report = match existing {
+            Some(table) => {
+                if needed_in_memory {
+                    solved.push(table.decode_all()?);
+                }
+                reused_report(&table)
+            }
+            None => {
+                let report = build_level(options, &dir, n, &solved, observer)?;
+                if needed_in_memory {
+                    let table = Table::open(&dir.join(level_file_name(n)), Some((rules, n)))?;
+                    solved.push(table.decode_all()?);
+                }
+                report
+            }
+        };
+        observer.level_finished(&report);
+        reports.push(report);
+    }
+    Ok(reports)
+}
+
+/// The table of level `n` if its file is present and passes every check.
+fn valid_table(rules: &Rules, dir: &std::path::Path, n: u32) -> Option<Table> {
+    let table = Table::open(&dir.join(level_file_name(n)), Some((rules, n))).ok()?;
+    table.check_file_checksum().ok()?;
+    Some(table)
+}
+
+fn reused_report(table: &Table) -> LevelReport {
+    let header = table.header();
+    LevelReport {
+        level: header.level,
+        positions: header.positions,
+        seconds: 0.0,
+        bytes: table.bytes(),
+        histogram: header.histogram.clone(),
+        reused: true,
+        peak_rss_bytes: peak_rss_bytes(),
+    }
+}
+
+fn build_level(
+    options: &BuildOptions,
+    dir: &std::path::Path,
+    n: u32,
+    solved: &SolvedLevels,
+    observer: &dyn BuildObserver,
+) -> Result<LevelReport> {
+    let rules = &options.rules;
+    let positions = LevelIndex::new(rules.pits(), n).count();
+    observer.level_started(n, positions);
+    let start = Instant::now();
+    let values = solver::solve_level(rules, n, solved, &|done| observer.advanced(done));
+    let header = Header::for_level(rules, n, &values, options.block_size, options.zstd_level);
+    let bytes = table::write_table(&dir.join(level_file_name(n)), &header, &values)?;
+    Ok(LevelReport {
+        level: n,
+        positions,
+        seconds: start.elapsed().as_secs_f64(),
+        bytes,
+        histogram: header.histogram,
+        reused: false,
+        peak_rss_bytes: peak_rss_bytes(),
+    })
+}
+
+/// Peak resident set size of this process (Linux `VmHWM`), if known.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}

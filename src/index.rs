@@ -1,0 +1,140 @@
+//! Level indexing: a bijection between the positions of a level and
+//! `0..C(n + 2P − 1, 2P − 1)`.
+//!
+//! A position with `n` stones in `K = 2P` pits is a composition of `n`; stars
+//! and bars turn it into `K − 1` strictly increasing bar positions
+//! `b_i = (x_0 + … + x_i) + i`, ranked by the combinatorial number system:
+//! `rank = Σ C(b_i, i + 1)`. Ranking costs one table lookup per pit, and the
+//! successor in rank order is a cheap local update, so a whole level is
+//! walked without unranking each index.
+
+use std::sync::OnceLock;
+
+use crate::position::{Position, MAX_PITS, MAX_STONES};
+
+const BINOM_ROWS: usize = MAX_STONES as usize + 2 * MAX_PITS + 1;
+const BINOM_COLS: usize = 2 * MAX_PITS + 1;
+
+/// `C(a, b)` for every `a`, `b` the index can need, saturating at `u64::MAX`
+/// (levels that large are rejected before they are built).
+fn binomials() -> &'static [[u64; BINOM_COLS]; BINOM_ROWS] {
+    static TABLE: OnceLock<Box<[[u64; BINOM_COLS]; BINOM_ROWS]>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut t = Box::new([[0u64; BINOM_COLS]; BINOM_ROWS]);
+        for a in 0..BINOM_ROWS {
+            t[a][0] = 1;
+            for b in 1..BINOM_COLS.min(a + 1) {
+                t[a][b] = t[a - 1][b - 1].saturating_add(if b < a { t[a - 1][b] } else { 0 });
+            }
+        }
+        t
+    })
+}
+
+/// `C(a, b)`, saturating.
+pub fn binomial(a: usize, b: usize) -> u64 {
+    if b > a {
+        0
+    } else {
+        binomials()[a][b]
+    }
+}
+
+/// The index of one level: `n` stones on a board of `P` pits per side.
+#[derive(Clone, Copy, Debug)]
+pub struct LevelIndex {
+    pits: usize,
+    stones: u32,
+    count: u64,
+}
+
+impl LevelIndex {
+    /// The index of level `stones` for `pits` pits per side.
+    pub fn new(pits: usize, stones: u32) -> LevelIndex {
+        assert!((1..=MAX_PITS).contains(&pits) && stones <= MAX_STONES);
+        let k = 2 * pits;
+        LevelIndex {
+            pits,
+            stones,
+            count: binomial(stones as usize + k - 1, k - 1),
+        }
+    }
+
+    /// Number of positions in the level.
+    #[inline]
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The level's stone count.
+    pub fn stones(&self) -> u32 {
+        self.stones
+    }
+
+    /// The rank of `pos`, which must have this level's pits and stones.
+    #[inline]
+    pub fn rank(&self, pos: &Position) -> u64 {
+        debug_assert_eq!(pos.stones(), self.stones);
+        rank(pos)
+    }
+
+    /// The position of rank `index` (`index < count()`).
+    pub fn unrank(&self, mut index: u64) -> Position {
+        debug_assert!(index < self.count);
+        let k = 2 * self.pits;
+        let t = binomials();
+        let mut pos = Position::empty(self.pits);
+        let cells = pos.cells_mut();
+        // Find the bars from the highest down: b_i is the largest value
+        // below b_{i+1} with C(b_i, i + 1) <= index.
+        let mut upper = self.stones as usize + k - 1; // exclusive bound for b_{k-2}
+        let mut next_bar = upper;
+        for i in (0..k - 1).rev() {
+            let mut b = upper - 1;
+            while t[b][i + 1] > index {
+                b -= 1;
+            }
+            index -= t[b][i + 1];
+            cells[i + 1] = (next_bar - b - 1) as u8;
+            next_bar = b;
+            upper = b;
+        }
+        cells[0] = next_bar as u8;
+        pos
+    }
+}
+
+/// The rank of `pos` within its own level.
+#[inline]
+pub fn rank(pos: &Position) -> u64 {
+    let t = binomials();
+    let cells = pos.cells();
+    let mut prefix = 0usize;
+    let mut r = 0u64;
+    for (i, &c) in cells[..cells.len() - 1].iter().enumerate() {
+        prefix += c as usize;
+        r += t[prefix + i][i + 1];
+    }
+    r
+}
+
+/// Steps `pos` to the position of the next rank in its level. Returns
+/// `false` (leaving `pos` unchanged) if `pos` was the last one.
+#[inline]
+pub fn advance(pos: &mut Position) -> bool {
+    let cells = pos.cells_mut();
+    // The smallest i whose right neighbour has a stone: gather pits 0..=i
+    // into pit i and move one stone over from pit i + 1.
+    let mut gathered = 0u8;
+    for i in 0..cells.len() - 1 {
+        if cells[i + 1] > 0 {
+            gathered += cells[i];
+            cells[..i].iter_mut().for_each(|c| *c = 0);
+            cells[i] = gathered + 1;
+            cells[i + 1] -= 1;
+            return true;
+        }
+        gathered += cells[i];
+    }
+    false
+}

@@ -1,0 +1,515 @@
+//! The `mancala-tb` command: a thin layer over the library.
+
+use std::io::{BufRead, BufWriter, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Mutex;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::{json, Value as Json};
+
+use mancala_tb::build::{self, BuildObserver, BuildOptions, LevelReport};
+use mancala_tb::table::{level_file_name, Table};
+use mancala_tb::tablebase::tables_dir;
+use mancala_tb::verify;
+use mancala_tb::{Position, Rules, Successors, Tablebase, Variant};
+
+/// Perfect-play endgame tables for mancala games (Oware, Awari, Wari, Kalah).
+#[derive(Parser)]
+#[command(name = "mancala-tb", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Solve levels 0..=N and write one compressed table file per level.
+    Build(BuildArgs),
+    /// Exact value and move values of positions (`-` reads stdin, one per line).
+    Query(QueryArgs),
+    /// List the tables present: levels, positions, sizes, checksums, values.
+    Info(InfoArgs),
+    /// Check checksums and recompute every stored value from the tables.
+    Verify(VerifyArgs),
+}
+
+#[derive(Args, Clone)]
+struct RulesArgs {
+    /// Rule set: oware, awari, wari or kalah.
+    #[arg(long, default_value = "oware", value_parser = parse_variant)]
+    rules: Variant,
+    /// Pits per side (1..=8).
+    #[arg(long, default_value_t = 6)]
+    pits: usize,
+    /// Kalah: a last seed in an empty own pit captures even when the
+    /// opposite pit is empty.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    empty_capture: bool,
+}
+
+impl RulesArgs {
+    fn rules(&self) -> Result<Rules> {
+        Ok(Rules::new(self.rules, self.pits)?.with_empty_capture(self.empty_capture))
+    }
+}
+
+fn parse_variant(name: &str) -> Result<Variant, String> {
+    Variant::from_name(name).map_err(|e| e.to_string())
+}
+
+#[derive(Args)]
+struct BuildArgs {
+    #[command(flatten)]
+    rules: RulesArgs,
+    /// Build every level up to this many stones on the board.
+    #[arg(long)]
+    stones: u32,
+    /// Table directory (a subdirectory per rule set is created in it).
+    #[arg(long, default_value = "tables")]
+    dir: PathBuf,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Rebuild levels whose files are already present and valid.
+    #[arg(long)]
+    force: bool,
+}
+
+#[derive(Args)]
+struct QueryArgs {
+    #[command(flatten)]
+    rules: RulesArgs,
+    /// Table directory.
+    #[arg(long, default_value = "tables")]
+    dir: PathBuf,
+    /// One JSON object per position instead of a board picture.
+    #[arg(long)]
+    json: bool,
+    /// Positions such as 4,4,4,0,0,0/0,0,0,0,0,0 (mover's row first); `-`
+    /// reads one position per line from stdin.
+    #[arg(required = true)]
+    positions: Vec<String>,
+}
+
+#[derive(Args)]
+struct InfoArgs {
+    /// Table directory.
+    #[arg(long, default_value = "tables")]
+    dir: PathBuf,
+    /// One JSON object per table file.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct VerifyArgs {
+    /// Table directory.
+    #[arg(long, default_value = "tables")]
+    dir: PathBuf,
+    /// Only these rule sets (default: every rule set present).
+    #[arg(long, value_parser = parse_variant)]
+    rules: Vec<Variant>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Build(args) => run_build(args),
+        Command::Query(args) => run_query(args),
+        Command::Info(args) => run_info(args),
+        Command::Verify(args) => run_verify(args),
+    };
+    match outcome {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("mancala-tb: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A progress bar with ETA on stderr, hidden when stderr is not a terminal.
+struct Progress {
+    bar: Mutex<Option<ProgressBar>>,
+}
+
+impl BuildObserver for Progress {
+    fn level_started(&self, level: u32, positions: u64) {
+        if !std::io::stderr().is_terminal() {
+            return;
+        }
+        let bar = ProgressBar::with_draw_target(Some(positions), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "level {msg:>3} [{bar:40}] {human_pos}/{human_len} positions, {per_sec}, ETA {eta}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        bar.set_message(level.to_string());
+        *self.bar.lock().unwrap() = Some(bar);
+    }
+
+    fn advanced(&self, positions: u64) {
+        if let Some(bar) = &*self.bar.lock().unwrap() {
+            bar.inc(positions);
+        }
+    }
+
+    fn level_finished(&self, report: &LevelReport) {
+        if let Some(bar) = self.bar.lock().unwrap().take() {
+            bar.finish_and_clear();
+        }
+        println!("{}", summary_row(report));
+    }
+}
+
+const SUMMARY_HEADER: &str = "level      positions   seconds   positions/s         bytes  bits/pos          won        drawn         lost   peak RSS";
+
+fn summary_row(r: &LevelReport) -> String {
+    let (won, drawn, lost) = r.won_drawn_lost();
+    let rate = if r.reused {
+        "reused".to_string()
+    } else {
+        format!("{:.0}", r.positions as f64 / r.seconds.max(1e-9))
+    };
+    let rss = r.peak_rss_bytes.map_or("-".to_string(), |b| {
+        format!("{:.0} MiB", b as f64 / (1 << 20) as f64)
+    });
+    format!(
+        "{:>5} {:>14} {:>9.2} {:>13} {:>13} {:>9.3} {:>12} {:>12} {:>12} {:>10}",
+        r.level,
+        r.positions,
+        r.seconds,
+        rate,
+        r.bytes,
+        8.0 * r.bytes as f64 / r.positions as f64,
+        won,
+        drawn,
+        lost,
+        rss
+    )
+}
+
+fn run_build(args: BuildArgs) -> Result<bool> {
+    let rules = args.rules.rules()?;
+    if let Some(threads) = args.threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build_global()
+            .context("cannot set up the thread pool")?;
+    }
+    let mut options = BuildOptions::new(&args.dir, rules, args.stones);
+    options.force = args.force;
+    println!(
+        "building {rules}, levels 0..={} in {}",
+        args.stones,
+        tables_dir(&args.dir, &rules).display()
+    );
+    println!("{SUMMARY_HEADER}");
+    let start = std::time::Instant::now();
+    let reports = build::build(
+        &options,
+        &Progress {
+            bar: Mutex::new(None),
+        },
+    )?;
+    let positions: u64 = reports.iter().map(|r| r.positions).sum();
+    let bytes: u64 = reports.iter().map(|r| r.bytes).sum();
+    let built: f64 = reports.iter().map(|r| r.seconds).sum();
+    println!(
+        "total {positions} positions, {bytes} bytes ({:.3} bits/position), {built:.2} s solving, {:.2} s wall, peak RSS {}",
+        8.0 * bytes as f64 / positions as f64,
+        start.elapsed().as_secs_f64(),
+        build::peak_rss_bytes().map_or("unknown".into(), |b| format!("{:.0} MiB", b as f64 / (1 << 20) as f64))
+    );
+    Ok(true)
+}
+
+fn run_query(args: QueryArgs) -> Result<bool> {
+    let rules = args.rules.rules()?;
+    let tb = Tablebase::open(&args.dir, rules)?;
+    let out = std::io::stdout();
+    let mut out = BufWriter::new(out.lock());
+    let mut all_ok = true;
+    let mut answer = |text: &str, out: &mut BufWriter<std::io::StdoutLock>| -> Result<()> {
+        match analyse(&tb, text) {
+            Ok(a) if args.json => writeln!(out, "{}", a.to_json())?,
+            Ok(a) => writeln!(out, "{}", a.to_text())?,
+            Err(e) => {
+                all_ok = false;
+                if args.json {
+                    writeln!(
+                        out,
+                        "{}",
+                        json!({"position": text, "error": format!("{e:#}")})
+                    )?;
+                } else if args.positions.len() == 1 && args.positions[0] != "-" {
+                    return Err(e);
+                } else {
+                    writeln!(out, "{text}: error: {e:#}")?;
+                }
+            }
+        }
+        Ok(())
+    };
+    for arg in &args.positions {
+        if arg == "-" {
+            for line in std::io::stdin().lock().lines() {
+                let line = line.context("cannot read stdin")?;
+                if !line.trim().is_empty() {
+                    answer(line.trim(), &mut out)?;
+                }
+            }
+        } else {
+            answer(arg, &mut out)?;
+        }
+    }
+    out.flush()?;
+    Ok(all_ok)
+}
+
+/// One answered query.
+struct Analysis {
+    rules: Rules,
+    position: Position,
+    value: i32,
+    terminal: bool,
+    moves: Vec<mancala_tb::MoveValue>,
+}
+
+fn analyse(tb: &Tablebase, text: &str) -> Result<Analysis> {
+    let position = Position::parse(tb.rules().pits(), text)?;
+    let value = tb.value(&position)?;
+    let moves = tb.move_values(&position)?;
+    let terminal = matches!(tb.rules().successors(&position), Successors::Terminal(_));
+    Ok(Analysis {
+        rules: *tb.rules(),
+        position,
+        value,
+        terminal,
+        moves,
+    })
+}
+
+impl Analysis {
+    fn to_json(&self) -> Json {
+        let moves: Vec<Json> = self
+            .moves
+            .iter()
+            .map(|m| json!({"move": m.letter().to_string(), "value": m.value}))
+            .collect();
+        json!({
+            "position": self.position.to_string(),
+            "rules": self.rules.variant().name(),
+            "pits": self.rules.pits(),
+            "stones": self.position.stones(),
+            "value": self.value,
+            "terminal": self.terminal,
+            "moves": moves,
+        })
+    }
+
+    fn to_text(&self) -> String {
+        let mut text = format!(
+            "{}  ({}, {} stones)\n{}\n",
+            self.position,
+            self.rules,
+            self.position.stones(),
+            self.position.picture()
+        );
+        let verdict = match self.value {
+            v if v > 0 => "the mover wins",
+            0 => "even",
+            _ => "the mover loses",
+        };
+        text += &format!(
+            "value: {:+} ({verdict} by {} of the remaining stones)\n",
+            self.value,
+            self.value.abs()
+        );
+        if self.terminal {
+            text += "game over: no legal move\n";
+        } else {
+            let moves: Vec<String> = self
+                .moves
+                .iter()
+                .map(|m| {
+                    format!(
+                        "{} {:+}{}",
+                        m.letter(),
+                        m.value,
+                        if m.value == self.value { "*" } else { "" }
+                    )
+                })
+                .collect();
+            text += &format!("moves: {}   (* = best)\n", moves.join("  "));
+        }
+        text
+    }
+}
+
+/// Every table file under `root`, grouped by rule-set directory.
+fn table_files(root: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let entries = std::fs::read_dir(root)
+        .with_context(|| format!("{}: cannot read the table directory", root.display()))?;
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let mut level_files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .with_context(|| format!("{}: cannot read", dir.display()))?
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "mtb"))
+            .collect();
+        level_files.sort();
+        files.extend(level_files);
+    }
+    Ok(files)
+}
+
+fn run_info(args: InfoArgs) -> Result<bool> {
+    let files = table_files(&args.dir)?;
+    if files.is_empty() && !args.json {
+        println!("no tables in {}", args.dir.display());
+    }
+    let mut all_ok = true;
+    if !args.json {
+        println!(
+            "{:<18} {:>5} {:>14} {:>13} {:>9}  {:<8}  values (value:count)",
+            "rules", "level", "positions", "bytes", "bits/pos", "checksum"
+        );
+    }
+    for path in files {
+        let table = match Table::open(&path, None) {
+            Ok(t) => t,
+            Err(e) => {
+                all_ok = false;
+                if args.json {
+                    println!(
+                        "{}",
+                        json!({"file": path.display().to_string(), "error": e.to_string()})
+                    );
+                } else {
+                    println!("{}: {e}", path.display());
+                }
+                continue;
+            }
+        };
+        let checksum = match table.check_file_checksum() {
+            Ok(()) => "ok".to_string(),
+            Err(e) => {
+                all_ok = false;
+                e.to_string()
+            }
+        };
+        let h = table.header();
+        let bits = 8.0 * table.bytes() as f64 / h.positions as f64;
+        if args.json {
+            let histogram: serde_json::Map<String, Json> = h
+                .histogram
+                .iter()
+                .map(|(v, c)| (v.to_string(), json!(c)))
+                .collect();
+            println!(
+                "{}",
+                json!({
+                    "file": path.display().to_string(),
+                    "rules": h.variant, "pits": h.pits, "empty_capture": h.empty_capture, "cycles": h.cycles,
+                    "level": h.level, "positions": h.positions, "bytes": table.bytes(),
+                    "bits_per_position": bits, "block_size": h.block_size, "checksum": checksum,
+                    "histogram": histogram,
+                })
+            );
+        } else {
+            let id = h
+                .rules()
+                .map(|r| r.id())
+                .unwrap_or_else(|_| h.variant.clone());
+            let values: Vec<String> = h
+                .histogram
+                .iter()
+                .map(|(v, c)| format!("{v}:{c}"))
+                .collect();
+            let checksum = if checksum == "ok" { "ok" } else { "FAILED" };
+            println!(
+                "{id:<18} {:>5} {:>14} {:>13} {bits:>9.3}  {checksum:<8}  {}",
+                h.level,
+                h.positions,
+                table.bytes(),
+                values.join(" ")
+            );
+        }
+    }
+    Ok(all_ok)
+}
+
+fn run_verify(args: VerifyArgs) -> Result<bool> {
+    let mut rule_sets: Vec<Rules> = Vec::new();
+    for path in table_files(&args.dir)? {
+        let header = Table::open(&path, None).map(|t| t.header().clone());
+        let rules = match header.and_then(|h| h.rules()) {
+            Ok(r) => r,
+            Err(e) => bail!("{e}"),
+        };
+        if (args.rules.is_empty() || args.rules.contains(&rules.variant()))
+            && !rule_sets.contains(&rules)
+        {
+            rule_sets.push(rules);
+        }
+    }
+    if rule_sets.is_empty() {
+        bail!("no tables to verify in {}", args.dir.display());
+    }
+    let mut all_ok = true;
+    for rules in rule_sets {
+        let dir = tables_dir(&args.dir, &rules);
+        let max = (0..)
+            .take_while(|&n| dir.join(level_file_name(n)).is_file())
+            .last();
+        let checks = verify::verify(&args.dir, &rules, max, |c| {
+            let status = if c.ok() {
+                "ok".to_string()
+            } else {
+                format!("FAILED: {} mismatches", c.mismatches)
+            };
+            println!(
+                "{} level {:>3}: {:>14} positions {status}",
+                rules.id(),
+                c.level,
+                c.positions
+            );
+            if let Some((pos, stored, expected)) = c.first_mismatch {
+                println!("    first mismatch: {pos} stored {stored}, recomputed {expected}");
+            }
+            if !c.histogram_ok {
+                println!("    the header's histogram does not match the values");
+            }
+        });
+        match checks {
+            Ok(checks) => all_ok &= checks.iter().all(|c| c.ok()),
+            Err(e) => {
+                println!("{}: FAILED: {e}", rules.id());
+                all_ok = false;
+            }
+        }
+    }
+    println!(
+        "{}",
+        if all_ok {
+            "verify: all tables ok"
+        } else {
+            "verify: FAILED"
+        }
+    );
+    Ok(all_ok)
+}

@@ -1,0 +1,510 @@
+//! Rule sets and move generation.
+//!
+//! One move generator serves all four rule sets of RULES.md; the rule set
+//! only switches the few places where they differ (sowing path, capture
+//! shape, legality, end of game). Children are returned already seen from the
+//! player who moves next, with the stones the move put into the mover's store.
+
+use std::fmt;
+
+use crate::error::{Error, Result};
+use crate::position::{Position, MAX_PITS};
+
+/// The rule sets of RULES.md.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Variant {
+    /// Tournament Oware ("abapa"): grand slam captures nothing, feeding rule.
+    Oware,
+    /// Computer-olympiad Awari: starving moves illegal unless forced.
+    Awari,
+    /// Wari: captures in both directions, no grand-slam or feeding rule.
+    Wari,
+    /// Kalah: stores in the sowing path, extra turns, opposite-pit captures.
+    Kalah,
+}
+
+impl Variant {
+    /// Every rule set, in documentation order.
+    pub const ALL: [Variant; 4] = [
+        Variant::Oware,
+        Variant::Awari,
+        Variant::Wari,
+        Variant::Kalah,
+    ];
+
+    /// The name used on the command line and in file headers.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Oware => "oware",
+            Variant::Awari => "awari",
+            Variant::Wari => "wari",
+            Variant::Kalah => "kalah",
+        }
+    }
+
+    /// Parses a rule-set name as written by [`Variant::name`].
+    pub fn from_name(name: &str) -> Result<Variant> {
+        Variant::ALL
+            .into_iter()
+            .find(|v| v.name() == name)
+            .ok_or_else(|| {
+                Error::InvalidRules(format!(
+                    "unknown rule set '{name}' (expected oware, awari, wari or kalah)"
+                ))
+            })
+    }
+
+    /// Whether sowing, capture and the origin-skipping lap rule are Oware's.
+    #[inline]
+    pub fn is_oware_family(self) -> bool {
+        !matches!(self, Variant::Kalah)
+    }
+}
+
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A complete rule set: variant, pits per side and Kalah's capture option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Rules {
+    variant: Variant,
+    pits: u8,
+    empty_capture: bool,
+}
+
+/// What one legal move does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Move {
+    /// The mover's pit that was emptied (`0..P`, letter `a`, `b`, …).
+    pub pit: u8,
+    /// Stones the move put into the mover's store (captures, Kalah sowing).
+    pub gain: u8,
+    /// Kalah: the last seed fell into the store and the mover moves again.
+    pub extra_turn: bool,
+    /// The next position, seen from whoever moves next (the same player
+    /// after an extra turn, the opponent otherwise).
+    pub child: Position,
+}
+
+impl Move {
+    /// The move's value for the mover, given the value of its child (RULES.md:
+    /// `gain − value(child)`, or `gain + value(child)` after an extra turn).
+    #[inline]
+    pub fn value_given_child(&self, child_value: i32) -> i32 {
+        if self.extra_turn {
+            self.gain as i32 + child_value
+        } else {
+            self.gain as i32 - child_value
+        }
+    }
+}
+
+/// The legal moves of a position, in pit order, without heap allocation.
+#[derive(Clone, Copy)]
+pub struct MoveList {
+    moves: [Move; MAX_PITS],
+    len: u8,
+}
+
+impl MoveList {
+    fn new() -> Self {
+        let blank = Move {
+            pit: 0,
+            gain: 0,
+            extra_turn: false,
+            child: Position::default(),
+        };
+        MoveList {
+            moves: [blank; MAX_PITS],
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, m: Move) {
+        self.moves[self.len as usize] = m;
+        self.len += 1;
+    }
+}
+
+impl std::ops::Deref for MoveList {
+    type Target = [Move];
+    fn deref(&self) -> &[Move] {
+        &self.moves[..self.len as usize]
+    }
+}
+
+/// What a position offers: its legal moves, or the end of the game.
+#[derive(Clone, Copy)]
+pub enum Successors {
+    /// No legal move: the game is over and the position is worth this much to
+    /// the mover (remaining stones split as the rule set says).
+    Terminal(i32),
+    /// At least one legal move.
+    Moves(MoveList),
+}
+
+impl Rules {
+    /// A rule set with `pits` pits per side (`1..=8`). Kalah's empty-pit
+    /// capture is on, as RULES.md's default.
+    pub fn new(variant: Variant, pits: usize) -> Result<Rules> {
+        if !(1..=MAX_PITS).contains(&pits) {
+            return Err(Error::InvalidRules(format!(
+                "pits per side must be 1..={MAX_PITS}, got {pits}"
+            )));
+        }
+        Ok(Rules {
+            variant,
+            pits: pits as u8,
+            empty_capture: true,
+        })
+    }
+
+    /// Kalah's `--empty-capture` option: whether a last seed in an empty own
+    /// pit captures when the opposite pit is empty. Ignored by other variants
+    /// (always `true` there, so equal rule sets compare equal).
+    pub fn with_empty_capture(mut self, empty_capture: bool) -> Rules {
+        self.empty_capture = empty_capture || self.variant != Variant::Kalah;
+        self
+    }
+
+    /// The variant.
+    pub fn variant(&self) -> Variant {
+        self.variant
+    }
+
+    /// Pits per side.
+    pub fn pits(&self) -> usize {
+        self.pits as usize
+    }
+
+    /// Kalah's empty-capture option (always `true` for other variants).
+    pub fn empty_capture(&self) -> bool {
+        self.empty_capture
+    }
+
+    /// A short, unique, file-system friendly name: `oware-6`, `kalah-4`,
+    /// `kalah-4-noempty`.
+    pub fn id(&self) -> String {
+        let mut id = format!("{}-{}", self.variant, self.pits);
+        if !self.empty_capture {
+            id.push_str("-noempty");
+        }
+        id
+    }
+
+    /// The command-line flags that select this rule set.
+    pub fn cli_flags(&self) -> String {
+        let mut flags = format!("--rules {} --pits {}", self.variant, self.pits);
+        if self.variant == Variant::Kalah && !self.empty_capture {
+            flags.push_str(" --empty-capture=false");
+        }
+        flags
+    }
+
+    /// Legal moves or the terminal value of `pos`, per RULES.md.
+    pub fn successors(&self, pos: &Position) -> Successors {
+        debug_assert_eq!(pos.pits(), self.pits());
+        match self.variant {
+            Variant::Kalah => self.kalah_successors(pos),
+            Variant::Wari => self.wari_successors(pos),
+            Variant::Oware | Variant::Awari => self.oware_successors(pos),
+        }
+    }
+
+    fn kalah_successors(&self, pos: &Position) -> Successors {
+        let (mine, theirs) = (pos.mover_stones() as i32, pos.opponent_stones() as i32);
+        if mine == 0 || theirs == 0 {
+            return Successors::Terminal(mine - theirs);
+        }
+        let mut list = MoveList::new();
+        for pit in 0..self.pits() {
+            if pos.get(pit) > 0 {
+                list.push(self.kalah_move(pos, pit));
+            }
+        }
+        Successors::Moves(list)
+    }
+
+    fn wari_successors(&self, pos: &Position) -> Successors {
+        if pos.mover_stones() == 0 {
+            return Successors::Terminal(-(pos.stones() as i32));
+        }
+        let mut list = MoveList::new();
+        for pit in 0..self.pits() {
+            if pos.get(pit) > 0 {
+                let (board, last) = self.sow_skipping_origin(pos, pit);
+                list.push(self.finish_oware_move(pit, board, last, CaptureShape::BothWays));
+            }
+        }
+        Successors::Moves(list)
+    }
+
+    /// Oware and Awari share sowing and the backward capture chain; they
+    /// differ in what happens when the opponent would be left without stones.
+    fn oware_successors(&self, pos: &Position) -> Successors {
+        let p = self.pits();
+        let opponent_empty = pos.opponent_stones() == 0;
+        let mut legal = MoveList::new();
+        let mut any_move = false;
+        for pit in 0..p {
+            let stones = pos.get(pit) as usize;
+            if stones == 0 {
+                continue;
+            }
+            any_move = true;
+            let feeds = pit + stones >= p;
+            let (board, last) = self.sow_skipping_origin(pos, pit);
+            if self.variant == Variant::Oware {
+                if opponent_empty && !feeds {
+                    continue;
+                }
+                legal.push(self.finish_oware_move(pit, board, last, CaptureShape::GrandSlamVoid));
+            } else {
+                let m = self.finish_oware_move(pit, board, last, CaptureShape::Backward);
+                // The child is seen from the opponent: his row is the child's
+                // first row. A move that leaves it empty starves him.
+                if m.child.mover_stones() > 0 {
+                    legal.push(m);
+                }
+            }
+        }
+        if !legal.is_empty() {
+            return Successors::Moves(legal);
+        }
+        let n = pos.stones() as i32;
+        match self.variant {
+            // Awari: every move starves the opponent, so the mover takes all.
+            Variant::Awari if any_move => Successors::Terminal(n),
+            // No move at all, or (Oware) no move can feed: stones go to the
+            // side they lie on.
+            _ => Successors::Terminal(pos.mover_stones() as i32 - pos.opponent_stones() as i32),
+        }
+    }
+
+    /// Sows pit `origin` Oware-style (the origin is skipped on every lap) and
+    /// returns the board (still from the mover's view) and the last pit sown.
+    #[inline]
+    fn sow_skipping_origin(&self, pos: &Position, origin: usize) -> (Position, usize) {
+        let ring = 2 * self.pits();
+        let mut board = *pos;
+        let cells = board.cells_mut();
+        let stones = cells[origin] as usize;
+        cells[origin] = 0;
+        let (laps, rest) = (stones / (ring - 1), stones % (ring - 1));
+        if laps > 0 {
+            for (i, c) in cells.iter_mut().enumerate() {
+                if i != origin {
+                    *c += laps as u8;
+                }
+            }
+        }
+        let mut pit = origin;
+        for _ in 0..rest {
+            pit += 1;
+            if pit == ring {
+                pit = 0;
+            }
+            cells[pit] += 1;
+        }
+        let last = if rest == 0 {
+            (origin + ring - 1) % ring
+        } else {
+            pit
+        };
+        (board, last)
+    }
+
+    /// Applies the capture of the Oware family after a sowing that ended in
+    /// `last`, then hands the board to the opponent.
+    #[inline]
+    fn finish_oware_move(
+        &self,
+        pit: usize,
+        mut board: Position,
+        last: usize,
+        shape: CaptureShape,
+    ) -> Move {
+        let p = self.pits();
+        let capturable = |c: u8| c == 2 || c == 3;
+        let cells = board.cells_mut();
+        let mut gain = 0u32;
+        if last >= p && capturable(cells[last]) {
+            let mut low = last;
+            while low > p && capturable(cells[low - 1]) {
+                low -= 1;
+            }
+            let mut high = last;
+            if shape == CaptureShape::BothWays {
+                while high + 1 < 2 * p && capturable(cells[high + 1]) {
+                    high += 1;
+                }
+            }
+            let taken: u32 = cells[low..=high].iter().map(|&c| c as u32).sum();
+            let opponent_total: u32 = cells[p..].iter().map(|&c| c as u32).sum();
+            if !(shape == CaptureShape::GrandSlamVoid && taken == opponent_total) {
+                cells[low..=high].iter_mut().for_each(|c| *c = 0);
+                gain = taken;
+            }
+        }
+        Move {
+            pit: pit as u8,
+            gain: gain as u8,
+            extra_turn: false,
+            child: board.flipped(),
+        }
+    }
+
+    /// Kalah sowing: the path is the mover's pits, his store, the opponent's
+    /// pits (the opponent's store is skipped); the origin is not skipped.
+    fn kalah_move(&self, pos: &Position, origin: usize) -> Move {
+        let p = self.pits();
+        let ring = 2 * p + 1; // path slots; slot p is the store
+        let mut board = *pos;
+        let cells = board.cells_mut();
+        let seeds = cells[origin] as usize;
+        cells[origin] = 0;
+        let (laps, rest) = (seeds / ring, seeds % ring);
+        let mut gain = laps;
+        if laps > 0 {
+            cells.iter_mut().for_each(|c| *c += laps as u8);
+        }
+        let mut slot = origin;
+        for _ in 0..rest {
+            slot = (slot + 1) % ring;
+            match slot.cmp(&p) {
+                std::cmp::Ordering::Less => cells[slot] += 1,
+                std::cmp::Ordering::Equal => gain += 1,
+                std::cmp::Ordering::Greater => cells[slot - 1] += 1,
+            }
+        }
+        let last_slot = (origin + seeds) % ring;
+        if last_slot == p {
+            return Move {
+                pit: origin as u8,
+                gain: gain as u8,
+                extra_turn: true,
+                child: board,
+            };
+        }
+        if last_slot < p && cells[last_slot] == 1 {
+            let opposite = 2 * p - 1 - last_slot;
+            if self.empty_capture || cells[opposite] > 0 {
+                gain += 1 + cells[opposite] as usize;
+                cells[last_slot] = 0;
+                cells[opposite] = 0;
+            }
+        }
+        Move {
+            pit: origin as u8,
+            gain: gain as u8,
+            extra_turn: false,
+            child: board.flipped(),
+        }
+    }
+
+    /// The pits, in order, that the first stones sown from `origin` reach,
+    /// as long as they stay on the board. Used to undo moves: a move that
+    /// keeps its level sows exactly along this path.
+    pub(crate) fn sowing_path(&self, origin: usize) -> impl Iterator<Item = usize> {
+        let p = self.pits();
+        let ring = 2 * p;
+        let oware = self.variant.is_oware_family();
+        // Kalah: a same-level move never reaches the store, so its path ends
+        // at the mover's last pit. Oware: the origin is skipped forever.
+        let kalah_len = p - 1 - origin;
+        (1usize..)
+            .map(move |step| {
+                if oware {
+                    (origin + 1 + (step - 1) % (ring - 1)) % ring
+                } else {
+                    origin + step
+                }
+            })
+            .take(if oware { usize::MAX } else { kalah_len })
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CaptureShape {
+    /// Oware: backward chain; a capture of every opponent stone is void.
+    GrandSlamVoid,
+    /// Awari: backward chain; starving captures are filtered as illegal.
+    Backward,
+    /// Wari: the whole run of 2s and 3s around the last pit.
+    BothWays,
+}
+
+impl fmt::Display for Rules {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} with {} pits per side", self.variant, self.pits)?;
+        if self.variant == Variant::Kalah && !self.empty_capture {
+            f.write_str(" (no empty-pit capture)")?;
+        }
+        Ok(())
+    }
+}
+
+impl Rules {
+    /// Plays the mover's pit `pit` if it is legal in `pos`. Cheaper than
+    /// [`Rules::successors`] except under Awari, whose legality depends on
+    /// every other move.
+    pub fn play(&self, pos: &Position, pit: usize) -> Option<Move> {
+        if pit >= self.pits() || pos.get(pit) == 0 {
+            return None;
+        }
+        match self.variant {
+            Variant::Kalah => (pos.opponent_stones() > 0).then(|| self.kalah_move(pos, pit)),
+            Variant::Wari => {
+                let (board, last) = self.sow_skipping_origin(pos, pit);
+                Some(self.finish_oware_move(pit, board, last, CaptureShape::BothWays))
+            }
+            Variant::Oware => {
+                let feeds = pit + pos.get(pit) as usize >= self.pits();
+                if pos.opponent_stones() == 0 && !feeds {
+                    return None;
+                }
+                let (board, last) = self.sow_skipping_origin(pos, pit);
+                Some(self.finish_oware_move(pit, board, last, CaptureShape::GrandSlamVoid))
+            }
+            Variant::Awari => match self.successors(pos) {
+                Successors::Moves(list) => list.iter().find(|m| m.pit as usize == pit).copied(),
+                Successors::Terminal(_) => None,
+            },
+        }
+    }
+
+    /// Calls `emit` with every position that reaches `child` by one legal
+    /// move that keeps the level (no capture, no store, turn passes).
+    ///
+    /// The parent's row is `child`'s opponent row. For each empty pit there
+    /// (the pit just sown from) and each stone count, the stones on the
+    /// sowing path are taken back; the candidate is kept only if replaying
+    /// the move forward is legal and gives `child` again, which gets every
+    /// rule detail (feeding, grand slam, Awari starving) right by
+    /// construction.
+    pub fn same_level_parents(&self, child: &Position, mut emit: impl FnMut(Position)) {
+        let after = child.flipped();
+        for origin in 0..self.pits() {
+            if after.get(origin) != 0 {
+                continue;
+            }
+            let mut before = after;
+            for (taken, pit) in self.sowing_path(origin).enumerate() {
+                if before.get(pit) == 0 {
+                    break;
+                }
+                before.cells_mut()[pit] -= 1;
+                let mut parent = before;
+                parent.cells_mut()[origin] = taken as u8 + 1;
+                if let Some(m) = self.play(&parent, origin) {
+                    if m.gain == 0 && !m.extra_turn && m.child == *child {
+                        emit(parent);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,275 @@
+//! Retrograde solver: the exact value of every position of a level, given
+//! the solved lower levels.
+//!
+//! One level is solved in two phases (SOLVER-NOTES.md):
+//!
+//! 1. **Forward pass**, parallel over index ranges: for every position, the
+//!    best value among its moves that leave the level (`max_exit`, read from
+//!    the lower levels; the terminal value for a terminal position) and the
+//!    number of its moves that stay in the level (`counter`).
+//! 2. **Threshold propagation**, for `s = n, …, 1`: `W_s` (the mover can
+//!    force at least `s`) and `L_s` (the mover cannot avoid `−s` or worse)
+//!    are attractors that only grow as `s` falls. A position enters `W_s`
+//!    when a move leaves the level with at least `s` or a same-level child
+//!    is in `L_s`; it enters `L_s` when every exit is worth at most `−s` and
+//!    every same-level child is in `W_s` (its counter of same-level children
+//!    not yet in `W` is zero). Same-level parents are found by un-moving
+//!    ([`Rules::same_level_parents`]). Every position enters `W` at most once
+//!    and `L` at most once, so the level costs about two visits of every
+//!    same-level edge. Positions that never enter either set are worth 0:
+//!    endless play is an even split (RULES.md).
+//!
+//! The frontier of each propagation step is processed in parallel; counters
+//! and values are atomics, and a position joins a frontier only through the
+//! one thread that changed its state.
+
+use std::sync::atomic::{AtomicI8, AtomicU8, Ordering::Relaxed};
+
+use rayon::prelude::*;
+
+use crate::index::{self, LevelIndex};
+use crate::position::Position;
+use crate::rules::{Rules, Successors};
+
+/// Marks "no move leaves the level" in `max_exit`.
+const NO_EXIT: i8 = i8::MIN;
+/// Positions per unit of parallel work in the forward pass.
+const CHUNK: usize = 1 << 14;
+/// Frontier members per unit of parallel work in the propagation.
+const FRONTIER_CHUNK: usize = 1 << 10;
+
+/// The most stones a level may have: values are stored as `i8`.
+pub const MAX_LEVEL: u32 = 127;
+
+/// Solved values of levels `0..=n`, in memory, one `i8` per position in
+/// index order. This is the "fastest form" lower levels are kept in while
+/// higher ones are built.
+#[derive(Default)]
+pub struct SolvedLevels {
+    levels: Vec<Vec<i8>>,
+}
+
+impl SolvedLevels {
+    /// No level solved yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends the next level (its stone count must equal `len()`).
+    pub fn push(&mut self, values: Vec<i8>) {
+        self.levels.push(values);
+    }
+
+    /// Number of levels held (levels `0..len()`).
+    pub fn len(&self) -> usize {
+        self.levels.len()
+    }
+
+    /// Whether no level is held.
+    pub fn is_empty(&self) -> bool {
+        self.levels.is_empty()
+    }
+
+    /// Values of level `n` in index order.
+    pub fn level(&self, n: u32) -> &[i8] {
+        &self.levels[n as usize]
+    }
+
+    /// The value of `pos`, whose level must be held.
+    #[inline]
+    pub fn value(&self, pos: &Position) -> i32 {
+        self.levels[pos.stones() as usize][index::rank(pos) as usize] as i32
+    }
+}
+
+/// Solves levels `0..=max_stones` in memory. Meant for tests and small
+/// boards; the `build` command writes each level to disk as it goes.
+pub fn solve_in_memory(rules: &Rules, max_stones: u32) -> SolvedLevels {
+    let mut solved = SolvedLevels::new();
+    for n in 0..=max_stones {
+        let values = solve_level(rules, n, &solved, &|_| {});
+        solved.push(values);
+    }
+    solved
+}
+
+/// Solves level `n` from the solved levels `0..n`. `progress` is called
+/// with the number of positions just finished by the forward pass.
+pub fn solve_level(
+    rules: &Rules,
+    n: u32,
+    lower: &SolvedLevels,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Vec<i8> {
+    assert!(n <= MAX_LEVEL, "level {n} is above {MAX_LEVEL}");
+    assert_eq!(lower.len(), n as usize, "levels must be solved in order");
+    let index = LevelIndex::new(rules.pits(), n);
+    let (max_exit, counter) = forward_pass(rules, &index, lower, progress);
+    propagate(rules, n, &max_exit, counter)
+}
+
+/// Phase 1: `max_exit` and same-level move counts of every position.
+fn forward_pass(
+    rules: &Rules,
+    index: &LevelIndex,
+    lower: &SolvedLevels,
+    progress: &(dyn Fn(u64) + Sync),
+) -> (Vec<i8>, Vec<u8>) {
+    let count = index.count() as usize;
+    let n = index.stones();
+    let mut max_exit = vec![NO_EXIT; count];
+    let mut counter = vec![0u8; count];
+    max_exit
+        .par_chunks_mut(CHUNK)
+        .zip(counter.par_chunks_mut(CHUNK))
+        .enumerate()
+        .for_each(|(chunk, (exits, counts))| {
+            let mut pos = index.unrank((chunk * CHUNK) as u64);
+            for (i, (exit, same)) in exits.iter_mut().zip(counts.iter_mut()).enumerate() {
+                if i > 0 {
+                    index::advance(&mut pos);
+                }
+                (*exit, *same) = exits_and_stays(rules, n, &pos, lower);
+            }
+            progress(exits.len() as u64);
+        });
+    (max_exit, counter)
+}
+
+/// The best exit value and the number of same-level moves of one position.
+#[inline]
+fn exits_and_stays(rules: &Rules, n: u32, pos: &Position, lower: &SolvedLevels) -> (i8, u8) {
+    match rules.successors(pos) {
+        Successors::Terminal(v) => (v as i8, 0),
+        Successors::Moves(moves) => {
+            let mut best = NO_EXIT as i32;
+            let mut stays = 0u8;
+            for m in moves.iter() {
+                if m.gain == 0 {
+                    debug_assert!(!m.extra_turn && m.child.stones() == n);
+                    stays += 1;
+                } else {
+                    best = best.max(m.value_given_child(lower.value(&m.child)));
+                }
+            }
+            (best as i8, stays)
+        }
+    }
+}
+
+/// Phase 2: threshold propagation from `s = n` down to 1.
+fn propagate(rules: &Rules, n: u32, max_exit: &[i8], counter: Vec<u8>) -> Vec<i8> {
+    let counter: Vec<AtomicU8> = counter.into_iter().map(AtomicU8::new).collect();
+    let value: Vec<AtomicI8> = (0..max_exit.len()).map(|_| AtomicI8::new(0)).collect();
+    let index = LevelIndex::new(rules.pits(), n);
+    for s in (1..=n as i32).rev() {
+        let s = s as i8;
+        let (mut wins, mut losses) = seed_threshold(s, max_exit, &counter, &value);
+        while !wins.is_empty() || !losses.is_empty() {
+            let new_losses = parents_of_wins(rules, &index, s, &wins, max_exit, &counter, &value);
+            wins = parents_of_losses(rules, &index, s, &losses, &value);
+            losses = new_losses;
+        }
+    }
+    value.into_iter().map(AtomicI8::into_inner).collect()
+}
+
+/// Positions that enter `W_s` or `L_s` on their own at threshold `s`: an
+/// exit worth exactly `s`, or every same-level child already in `W` and the
+/// best exit worth exactly `−s`.
+fn seed_threshold(
+    s: i8,
+    max_exit: &[i8],
+    counter: &[AtomicU8],
+    value: &[AtomicI8],
+) -> (Vec<u64>, Vec<u64>) {
+    let found: Vec<(Vec<u64>, Vec<u64>)> = max_exit
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(chunk, exits)| {
+            let base = chunk * CHUNK;
+            let (mut wins, mut losses) = (Vec::new(), Vec::new());
+            for (i, &exit) in exits.iter().enumerate() {
+                let at = base + i;
+                if value[at].load(Relaxed) != 0 {
+                    continue;
+                }
+                if exit == s {
+                    value[at].store(s, Relaxed);
+                    wins.push(at as u64);
+                } else if exit == -s && counter[at].load(Relaxed) == 0 {
+                    value[at].store(-s, Relaxed);
+                    losses.push(at as u64);
+                }
+            }
+            (wins, losses)
+        })
+        .collect();
+    let wins = found.iter().flat_map(|(w, _)| w.iter().copied()).collect();
+    let losses = found.iter().flat_map(|(_, l)| l.iter().copied()).collect();
+    (wins, losses)
+}
+
+/// Each new `W` member removes one unresolved child from each same-level
+/// parent; a parent left with none, and no exit better than `−s`, is lost.
+fn parents_of_wins(
+    rules: &Rules,
+    index: &LevelIndex,
+    s: i8,
+    wins: &[u64],
+    max_exit: &[i8],
+    counter: &[AtomicU8],
+    value: &[AtomicI8],
+) -> Vec<u64> {
+    for_each_parent_collect(rules, index, wins, |parent| {
+        let last_child = counter[parent].fetch_sub(1, Relaxed) == 1;
+        if last_child && value[parent].load(Relaxed) == 0 && max_exit[parent] <= -s {
+            value[parent].store(-s, Relaxed);
+            true
+        } else {
+            false
+        }
+    })
+}
+
+/// Every same-level parent of a new `L` member can move there: it wins `s`.
+fn parents_of_losses(
+    rules: &Rules,
+    index: &LevelIndex,
+    s: i8,
+    losses: &[u64],
+    value: &[AtomicI8],
+) -> Vec<u64> {
+    for_each_parent_collect(rules, index, losses, |parent| {
+        value[parent]
+            .compare_exchange(0, s, Relaxed, Relaxed)
+            .is_ok()
+    })
+}
+
+/// Visits the same-level parents of every frontier member in parallel and
+/// collects the parents for which `visit` returns true.
+fn for_each_parent_collect(
+    rules: &Rules,
+    index: &LevelIndex,
+    frontier: &[u64],
+    visit: impl Fn(usize) -> bool + Sync,
+) -> Vec<u64> {
+    let found: Vec<Vec<u64>> = frontier
+        .par_chunks(FRONTIER_CHUNK)
+        .map(|members| {
+            let mut next = Vec::new();
+            for &member in members {
+                let child = index.unrank(member);
+                rules.same_level_parents(&child, |parent| {
+                    let at = index.rank(&parent);
+                    if visit(at as usize) {
+                        next.push(at);
+                    }
+                });
+            }
+            next
+        })
+        .collect();
+    found.concat()
+}

@@ -1,0 +1,465 @@
+//! The table file format: one file per (rule set, level).
+//!
+//! ```text
+//! offset  size          field
+//! 0       8             magic "MANCALTB"
+//! 8       4             format version (u32 LE)
+//! 12      4             header length H (u32 LE)
+//! 16      H             header (bincode 2, standard config): rules, level,
+//!                       positions, index scheme, value encoding, block size,
+//!                       block count, value histogram
+//! 16+H    16·B          block index: per block, offset (u64), compressed
+//!                       length (u32), CRC-32 of the compressed bytes (u32)
+//! …       4             CRC-32 of everything above (header + index)
+//! …       …             B zstd frames, each decoding on its own to
+//!                       `block_size` values (the last may be shorter)
+//! end−8   4             CRC-32 of every byte before it
+//! end−4   4             end marker "TBOK"
+//! ```
+//!
+//! Values are one `i8` per position in index order (see [`crate::index`]),
+//! stored as its two's-complement byte. Files are written to a temporary
+//! name, synced and renamed, so a killed build never leaves a file that
+//! looks complete. Opening checks magic, version, the header and index
+//! checksum and the end marker; every block's checksum is checked when it is
+//! decoded; `verify` and `info` also check the whole-file checksum.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use memmap2::{Advice, Mmap};
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::index::LevelIndex;
+use crate::rules::{Rules, Variant};
+
+/// First bytes of every table file.
+pub const MAGIC: &[u8; 8] = b"MANCALTB";
+/// Last bytes of every complete table file.
+pub const END_MARKER: &[u8; 4] = b"TBOK";
+/// The format version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+/// The only index scheme so far: every composition, colex rank.
+pub const INDEX_SCHEME: &str = "compositions-colex";
+/// The only value encoding so far: one two's-complement byte per position.
+pub const VALUE_ENCODING: &str = "i8";
+/// The cycle convention of the stored values.
+pub const CYCLES_EVEN: &str = "even";
+/// Positions per block: small enough that decoding one block for a probe is
+/// cheap, large enough for zstd to find the row-to-row structure.
+pub const DEFAULT_BLOCK_SIZE: u32 = 1 << 14;
+/// zstd level used by `build`: decoding speed barely depends on it.
+pub const DEFAULT_ZSTD_LEVEL: i32 = 15;
+/// Decoded blocks kept per open table.
+const CACHE_SLOTS: usize = 64;
+const INDEX_ENTRY: usize = 16;
+const TRAILER: usize = 8;
+
+/// Everything a table file says about itself.
+#[derive(Clone, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+pub struct Header {
+    /// Rule-set name (`oware`, `awari`, `wari`, `kalah`).
+    pub variant: String,
+    /// Pits per side.
+    pub pits: u8,
+    /// Kalah's empty-capture option (always true for other rule sets).
+    pub empty_capture: bool,
+    /// Cycle convention of the values (`even`).
+    pub cycles: String,
+    /// Stones on the board in every position of the table.
+    pub level: u32,
+    /// Positions in the level (every one is stored).
+    pub positions: u64,
+    /// How positions map to indices.
+    pub index_scheme: String,
+    /// How one value is stored.
+    pub value_encoding: String,
+    /// zstd level the blocks were compressed with (informational).
+    pub zstd_level: i32,
+    /// Positions per block.
+    pub block_size: u32,
+    /// Number of blocks.
+    pub block_count: u64,
+    /// `(value, positions with that value)`, ascending by value, zero
+    /// counts left out.
+    pub histogram: Vec<(i8, u64)>,
+}
+
+impl Header {
+    /// The header for `values`, the solved level `level` of `rules`.
+    pub fn for_level(
+        rules: &Rules,
+        level: u32,
+        values: &[i8],
+        block_size: u32,
+        zstd_level: i32,
+    ) -> Header {
+        Header {
+            variant: rules.variant().name().to_string(),
+            pits: rules.pits() as u8,
+            empty_capture: rules.empty_capture(),
+            cycles: CYCLES_EVEN.to_string(),
+            level,
+            positions: values.len() as u64,
+            index_scheme: INDEX_SCHEME.to_string(),
+            value_encoding: VALUE_ENCODING.to_string(),
+            zstd_level,
+            block_size,
+            block_count: values.len().div_ceil(block_size as usize) as u64,
+            histogram: histogram(values),
+        }
+    }
+
+    /// The rule set the header names.
+    pub fn rules(&self) -> Result<Rules> {
+        Ok(
+            Rules::new(Variant::from_name(&self.variant)?, self.pits as usize)?
+                .with_empty_capture(self.empty_capture),
+        )
+    }
+
+    /// A short human description: `oware-6 level 12`.
+    pub fn describe(&self) -> String {
+        match self.rules() {
+            Ok(rules) => format!("{} level {}", rules.id(), self.level),
+            Err(_) => format!("{}-{} level {}", self.variant, self.pits, self.level),
+        }
+    }
+}
+
+/// Counts of each value, ascending, zero counts left out.
+pub fn histogram(values: &[i8]) -> Vec<(i8, u64)> {
+    let counts = values
+        .par_chunks(1 << 16)
+        .map(|chunk| {
+            let mut counts = [0u64; 256];
+            chunk.iter().for_each(|&v| counts[v as u8 as usize] += 1);
+            counts
+        })
+        .reduce(
+            || [0u64; 256],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                a
+            },
+        );
+    (-128i16..=127)
+        .map(|v| (v as i8, counts[v as i8 as u8 as usize]))
+        .filter(|&(_, c)| c > 0)
+        .collect()
+}
+
+/// The file name of level `level`.
+pub fn level_file_name(level: u32) -> String {
+    format!("level-{level:03}.mtb")
+}
+
+/// Writes `values` as a table file at `path`, atomically: the data goes to
+/// `path.tmp`, is synced, and is renamed over `path` only when complete.
+/// Returns the file's size in bytes.
+pub fn write_table(path: &Path, header: &Header, values: &[i8]) -> Result<u64> {
+    let block_size = header.block_size as usize;
+    let blocks: Vec<Vec<u8>> = values
+        .par_chunks(block_size)
+        .map(|chunk| {
+            let bytes: &[u8] = bytemuck_i8(chunk);
+            zstd::bulk::compress(bytes, header.zstd_level)
+                .expect("zstd compression into memory cannot fail")
+        })
+        .collect();
+    let header_bytes =
+        bincode::encode_to_vec(header, bincode::config::standard()).expect("header encodes");
+    let head_len = 16 + header_bytes.len() + INDEX_ENTRY * blocks.len() + 4;
+    let mut head = Vec::with_capacity(head_len);
+    head.extend_from_slice(MAGIC);
+    head.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    head.extend_from_slice(&(header_bytes.len() as u32).to_le_bytes());
+    head.extend_from_slice(&header_bytes);
+    let mut offset = head_len as u64;
+    for block in &blocks {
+        head.extend_from_slice(&offset.to_le_bytes());
+        head.extend_from_slice(&(block.len() as u32).to_le_bytes());
+        head.extend_from_slice(&crc32fast::hash(block).to_le_bytes());
+        offset += block.len() as u64;
+    }
+    head.extend_from_slice(&crc32fast::hash(&head).to_le_bytes());
+    debug_assert_eq!(head.len(), head_len);
+
+    let tmp = path.with_extension("mtb.tmp");
+    let write = || -> std::io::Result<u64> {
+        let mut file = std::io::BufWriter::new(File::create(&tmp)?);
+        let mut crc = crc32fast::Hasher::new();
+        file.write_all(&head)?;
+        crc.update(&head);
+        for block in &blocks {
+            file.write_all(block)?;
+            crc.update(block);
+        }
+        file.write_all(&crc.finalize().to_le_bytes())?;
+        file.write_all(END_MARKER)?;
+        let file = file.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        Ok(offset + TRAILER as u64)
+    };
+    let bytes = write().map_err(|e| Error::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;
+    if let Some(dir) = path.parent() {
+        // Make the rename itself durable; not every platform can open a
+        // directory, and the data is already safe, so failure is ignored.
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(bytes)
+}
+
+/// Views `i8` values as the bytes that store them.
+fn bytemuck_i8(values: &[i8]) -> &[u8] {
+    // SAFETY: i8 and u8 have the same size, alignment and validity.
+    unsafe { std::slice::from_raw_parts(values.as_ptr() as *const u8, values.len()) }
+}
+
+/// An open, validated table file.
+pub struct Table {
+    path: PathBuf,
+    map: Mmap,
+    header: Header,
+    /// `(offset, length, crc)` of each block.
+    blocks: Vec<(u64, u32, u32)>,
+    cache: Box<[Mutex<Option<(u64, Arc<[i8]>)>>]>,
+}
+
+impl Table {
+    /// Opens and validates the table at `path`. With `expected`, the header
+    /// must name that rule set and level.
+    pub fn open(path: &Path, expected: Option<(&Rules, u32)>) -> Result<Table> {
+        let file = File::open(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::Missing {
+                path: path.to_path_buf(),
+                build: match expected {
+                    Some((rules, level)) => {
+                        format!("mancala-tb build {} --stones {level}", rules.cli_flags())
+                    }
+                    None => "mancala-tb build".to_string(),
+                },
+            },
+            _ => Error::io(path, e),
+        })?;
+        // SAFETY: table files are written once and renamed into place; they
+        // are never modified while mapped by this program.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+        let (header, blocks) = parse_layout(path, &map)?;
+        if let Some((rules, level)) = expected {
+            let found = header.rules().ok();
+            if found.as_ref() != Some(rules) || header.level != level {
+                return Err(Error::WrongRules {
+                    path: path.to_path_buf(),
+                    expected: format!("{} level {level}", rules.id()),
+                    found: header.describe(),
+                });
+            }
+        }
+        let _ = map.advise(Advice::Random);
+        let cache = (0..CACHE_SLOTS).map(|_| Mutex::new(None)).collect();
+        Ok(Table {
+            path: path.to_path_buf(),
+            map,
+            header,
+            blocks,
+            cache,
+        })
+    }
+
+    /// The file's header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file's size in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.map.len() as u64
+    }
+
+    /// The value stored for index `at`.
+    pub fn get(&self, at: u64) -> Result<i8> {
+        if at >= self.header.positions {
+            return Err(self.corrupted(format!(
+                "index {at} beyond {} positions",
+                self.header.positions
+            )));
+        }
+        let block_size = self.header.block_size as u64;
+        let block = at / block_size;
+        let slot = &self.cache[(block % CACHE_SLOTS as u64) as usize];
+        if let Some((cached, values)) = &*slot.lock().unwrap_or_else(|e| e.into_inner()) {
+            if *cached == block {
+                return Ok(values[(at % block_size) as usize]);
+            }
+        }
+        let values: Arc<[i8]> = self.decode_block(block)?.into();
+        let value = values[(at % block_size) as usize];
+        *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some((block, values));
+        Ok(value)
+    }
+
+    /// Decodes every value of the table, in parallel.
+    pub fn decode_all(&self) -> Result<Vec<i8>> {
+        let blocks: Vec<Vec<i8>> = (0..self.blocks.len() as u64)
+            .into_par_iter()
+            .map(|b| self.decode_block(b))
+            .collect::<Result<_>>()?;
+        Ok(blocks.concat())
+    }
+
+    /// Checks the CRC-32 of the whole file.
+    pub fn check_file_checksum(&self) -> Result<()> {
+        let body = &self.map[..self.map.len() - TRAILER];
+        let stored = read_u32(&self.map, self.map.len() - TRAILER);
+        if crc32fast::hash(body) != stored {
+            return Err(self.corrupted("whole-file checksum mismatch".into()));
+        }
+        Ok(())
+    }
+
+    fn decode_block(&self, block: u64) -> Result<Vec<i8>> {
+        let (offset, len, crc) = self.blocks[block as usize];
+        let data = &self.map[offset as usize..offset as usize + len as usize];
+        if crc32fast::hash(data) != crc {
+            return Err(self.corrupted(format!("block {block} checksum mismatch")));
+        }
+        let block_size = self.header.block_size as u64;
+        let expected = block_size.min(self.header.positions - block * block_size) as usize;
+        let bytes = zstd::bulk::decompress(data, expected)
+            .map_err(|e| self.corrupted(format!("block {block} does not decode: {e}")))?;
+        if bytes.len() != expected {
+            return Err(self.corrupted(format!(
+                "block {block} holds {} values, expected {expected}",
+                bytes.len()
+            )));
+        }
+        Ok(bytes.into_iter().map(|b| b as i8).collect())
+    }
+
+    fn corrupted(&self, what: String) -> Error {
+        Error::Corrupted {
+            path: self.path.clone(),
+            what,
+        }
+    }
+}
+
+fn read_u32(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn read_u64(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// Checks the fixed parts of a mapped file and returns its header and block
+/// index. Every offset is bounds-checked before it is used.
+fn parse_layout(path: &Path, bytes: &[u8]) -> Result<(Header, Vec<(u64, u32, u32)>)> {
+    let corrupted = |what: &str| Error::Corrupted {
+        path: path.to_path_buf(),
+        what: what.to_string(),
+    };
+    if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
+        return Err(Error::BadMagic {
+            path: path.to_path_buf(),
+        });
+    }
+    if bytes.len() < 16 + TRAILER {
+        return Err(corrupted("truncated header"));
+    }
+    let version = read_u32(bytes, 8);
+    if version != FORMAT_VERSION {
+        return Err(Error::UnsupportedVersion {
+            path: path.to_path_buf(),
+            found: version,
+            expected: FORMAT_VERSION,
+        });
+    }
+    if &bytes[bytes.len() - 4..] != END_MARKER {
+        return Err(corrupted("no end marker: truncated or incomplete file"));
+    }
+    let header_len = read_u32(bytes, 12) as usize;
+    let header_end = 16usize
+        .checked_add(header_len)
+        .filter(|&e| e <= bytes.len() - TRAILER);
+    let header_end = header_end.ok_or_else(|| corrupted("header length beyond the file"))?;
+    let (header, used): (Header, usize) =
+        bincode::decode_from_slice(&bytes[16..header_end], bincode::config::standard())
+            .map_err(|e| corrupted(&format!("header does not decode: {e}")))?;
+    if used != header_len {
+        return Err(corrupted("header length mismatch"));
+    }
+    let index_end = (header.block_count as usize)
+        .checked_mul(INDEX_ENTRY)
+        .and_then(|len| header_end.checked_add(len))
+        .filter(|&e| e + 4 <= bytes.len() - TRAILER)
+        .ok_or_else(|| corrupted("block index beyond the file"))?;
+    if crc32fast::hash(&bytes[..index_end]) != read_u32(bytes, index_end) {
+        return Err(corrupted("header checksum mismatch"));
+    }
+    validate_header(&header).map_err(|what| corrupted(&what))?;
+    let data_end = (bytes.len() - TRAILER) as u64;
+    let mut expected_offset = (index_end + 4) as u64;
+    let mut blocks = Vec::with_capacity(header.block_count as usize);
+    for b in 0..header.block_count as usize {
+        let at = header_end + b * INDEX_ENTRY;
+        let (offset, len, crc) = (
+            read_u64(bytes, at),
+            read_u32(bytes, at + 8),
+            read_u32(bytes, at + 12),
+        );
+        if offset != expected_offset || offset + len as u64 > data_end {
+            return Err(corrupted(&format!("block {b} lies outside the data")));
+        }
+        expected_offset += len as u64;
+        blocks.push((offset, len, crc));
+    }
+    if expected_offset != data_end {
+        return Err(corrupted("data length does not match the block index"));
+    }
+    Ok((header, blocks))
+}
+
+/// Checks that a decoded header describes a table this program can read.
+fn validate_header(h: &Header) -> std::result::Result<(), String> {
+    let rules = h.rules().map_err(|e| e.to_string())?;
+    if h.cycles != CYCLES_EVEN {
+        return Err(format!("unknown cycle convention '{}'", h.cycles));
+    }
+    if h.index_scheme != INDEX_SCHEME || h.value_encoding != VALUE_ENCODING {
+        return Err(format!(
+            "unknown index scheme '{}' or value encoding '{}'",
+            h.index_scheme, h.value_encoding
+        ));
+    }
+    if h.level > crate::solver::MAX_LEVEL {
+        return Err(format!("level {} out of range", h.level));
+    }
+    if h.positions != LevelIndex::new(rules.pits(), h.level).count() {
+        return Err(format!(
+            "{} positions, but level {} has {}",
+            h.positions,
+            h.level,
+            LevelIndex::new(rules.pits(), h.level).count()
+        ));
+    }
+    if h.block_size == 0 || h.block_count != h.positions.div_ceil(h.block_size as u64) {
+        return Err("block size and count do not match the positions".into());
+    }
+    if h.histogram.iter().map(|&(_, c)| c).sum::<u64>() != h.positions {
+        return Err("histogram does not add up to the positions".into());
+    }
+    Ok(())
+}

@@ -1,0 +1,140 @@
+//! Probing: exact values from memory-mapped tables.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::error::{Error, Result};
+use crate::index;
+use crate::position::{pit_letter, Position};
+use crate::rules::{Rules, Successors};
+use crate::solver::MAX_LEVEL;
+use crate::table::{level_file_name, Table};
+
+/// The value of one legal move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MoveValue {
+    /// The pit the move empties (`0` = `a`).
+    pub pit: u8,
+    /// The move's value for the mover (RULES.md: `gain − value(child)`, or
+    /// `gain + value(child)` after a Kalah extra turn).
+    pub value: i32,
+}
+
+impl MoveValue {
+    /// The move's name: the letter of its pit.
+    pub fn letter(&self) -> char {
+        pit_letter(self.pit as usize)
+    }
+}
+
+/// The tables of one rule set in a directory, opened lazily.
+///
+/// Level files are opened (mapped and validated) on first use and then
+/// shared; a `Tablebase` is `Send + Sync`, so one instance serves every
+/// thread.
+pub struct Tablebase {
+    rules: Rules,
+    root: PathBuf,
+    dir: PathBuf,
+    levels: Vec<OnceLock<Table>>,
+}
+
+impl Tablebase {
+    /// The tables of `rules` under `root` (in the subdirectory
+    /// `root/<rules id>`, e.g. `tables/oware-6`). Levels `0..=n` present as
+    /// files are available; a later file after a gap is ignored.
+    pub fn open(root: impl AsRef<Path>, rules: Rules) -> Result<Tablebase> {
+        let root = root.as_ref().to_path_buf();
+        let dir = tables_dir(&root, &rules);
+        let present = (0..=MAX_LEVEL)
+            .take_while(|&n| dir.join(level_file_name(n)).is_file())
+            .count();
+        Ok(Tablebase {
+            rules,
+            root,
+            dir,
+            levels: (0..present).map(|_| OnceLock::new()).collect(),
+        })
+    }
+
+    /// The rule set.
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    /// The highest level available, if any.
+    pub fn max_level(&self) -> Option<u32> {
+        self.levels.len().checked_sub(1).map(|n| n as u32)
+    }
+
+    /// The directory holding this rule set's files.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The exact value of `pos` for the player to move (RULES.md).
+    pub fn value(&self, pos: &Position) -> Result<i32> {
+        self.check(pos)?;
+        let table = self.level(pos.stones())?;
+        Ok(table.get(index::rank(pos))? as i32)
+    }
+
+    /// The value of every legal move of `pos`, in pit order. Empty when the
+    /// position is terminal.
+    pub fn move_values(&self, pos: &Position) -> Result<Vec<MoveValue>> {
+        self.check(pos)?;
+        match self.rules.successors(pos) {
+            Successors::Terminal(_) => Ok(Vec::new()),
+            Successors::Moves(moves) => moves
+                .iter()
+                .map(|m| {
+                    Ok(MoveValue {
+                        pit: m.pit,
+                        value: m.value_given_child(self.value(&m.child)?),
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    /// The open table of level `n`.
+    pub fn level(&self, n: u32) -> Result<&Table> {
+        let cell = self
+            .levels
+            .get(n as usize)
+            .ok_or_else(|| self.out_of_range(n))?;
+        if let Some(table) = cell.get() {
+            return Ok(table);
+        }
+        let table = Table::open(&self.dir.join(level_file_name(n)), Some((&self.rules, n)))?;
+        Ok(cell.get_or_init(|| table))
+    }
+
+    fn check(&self, pos: &Position) -> Result<()> {
+        if pos.pits() != self.rules.pits() {
+            return Err(Error::Notation(format!(
+                "{pos} has {} pits per side, the tables have {}",
+                pos.pits(),
+                self.rules.pits()
+            )));
+        }
+        if pos.stones() as usize >= self.levels.len() {
+            return Err(self.out_of_range(pos.stones()));
+        }
+        Ok(())
+    }
+
+    fn out_of_range(&self, stones: u32) -> Error {
+        Error::OutOfRange {
+            stones,
+            available: self.max_level().map_or(-1, |n| n as i64),
+            flags: self.rules.cli_flags(),
+            dir: self.root.display().to_string(),
+        }
+    }
+}
+
+/// The directory of `rules`' tables under `root`.
+pub fn tables_dir(root: &Path, rules: &Rules) -> PathBuf {
+    root.join(rules.id())
+}
