@@ -404,27 +404,6 @@ impl Rules {
             child: board.flipped(),
         }
     }
-
-    /// The pits, in order, that the first stones sown from `origin` reach,
-    /// as long as they stay on the board. Used to undo moves: a move that
-    /// keeps its level sows exactly along this path.
-    pub(crate) fn sowing_path(&self, origin: usize) -> impl Iterator<Item = usize> {
-        let p = self.pits();
-        let ring = 2 * p;
-        let oware = self.variant.is_oware_family();
-        // Kalah: a same-level move never reaches the store, so its path ends
-        // at the mover's last pit. Oware: the origin is skipped forever.
-        let kalah_len = p - 1 - origin;
-        (1usize..)
-            .map(move |step| {
-                if oware {
-                    (origin + 1 + (step - 1) % (ring - 1)) % ring
-                } else {
-                    origin + step
-                }
-            })
-            .take(if oware { usize::MAX } else { kalah_len })
-    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -481,29 +460,99 @@ impl Rules {
     ///
     /// The parent's row is `child`'s opponent row. For each empty pit there
     /// (the pit just sown from) and each stone count, the stones on the
-    /// sowing path are taken back; the candidate is kept only if replaying
-    /// the move forward is legal and gives `child` again, which gets every
-    /// rule detail (feeding, grand slam, Awari starving) right by
-    /// construction.
+    /// sowing path are taken back; sowing them again gives `child` by
+    /// construction, so what is left to decide is whether that move is legal
+    /// and captures nothing ([`Rules::unmove_keeps_level`]). Debug builds
+    /// replay every candidate with [`Rules::play`] to confirm it.
     pub fn same_level_parents(&self, child: &Position, mut emit: impl FnMut(Position)) {
+        // After a legal Awari move the opponent has stones; a Kalah parent
+        // whose opponent row is empty would be terminal.
+        if matches!(self.variant, Variant::Awari | Variant::Kalah) && child.mover_stones() == 0 {
+            return;
+        }
+        let p = self.pits();
+        let ring = 2 * p;
         let after = child.flipped();
-        for origin in 0..self.pits() {
+        let opponent_after = child.mover_stones();
+        for origin in 0..p {
             if after.get(origin) != 0 {
                 continue;
             }
             let mut before = after;
-            for (taken, pit) in self.sowing_path(origin).enumerate() {
-                if before.get(pit) == 0 {
+            let mut opponent_before = opponent_after;
+            let mut last = origin;
+            for taken in 1..=u8::MAX {
+                last = if self.variant.is_oware_family() {
+                    let next = if last + 1 == ring { 0 } else { last + 1 };
+                    if next == origin {
+                        next + 1
+                    } else {
+                        next
+                    }
+                } else if last + 1 < p {
+                    last + 1
+                } else {
+                    break; // a Kalah sowing that reaches the store leaves the level
+                };
+                if before.get(last) == 0 {
                     break;
                 }
-                before.cells_mut()[pit] -= 1;
-                let mut parent = before;
-                parent.cells_mut()[origin] = taken as u8 + 1;
-                if let Some(m) = self.play(&parent, origin) {
-                    if m.gain == 0 && !m.extra_turn && m.child == *child {
-                        emit(parent);
-                    }
+                before.cells_mut()[last] -= 1;
+                if last >= p {
+                    opponent_before -= 1;
                 }
+                let mut parent = before;
+                parent.cells_mut()[origin] = taken;
+                let keeps = self.unmove_keeps_level(&after, origin, taken, last, opponent_before);
+                debug_assert_eq!(
+                    keeps,
+                    self.play(&parent, origin)
+                        .is_some_and(|m| m.gain == 0 && !m.extra_turn && m.child == *child),
+                    "un-move of {origin} from {child} disagrees with play"
+                );
+                if keeps {
+                    emit(parent);
+                }
+            }
+        }
+    }
+
+    /// Whether sowing `stones` from `origin`, which ended in `last` and
+    /// produced `after` (from the mover's view), is a legal move that
+    /// captures nothing. `opponent_before` is the opponent's row total
+    /// before the move.
+    #[inline]
+    fn unmove_keeps_level(
+        &self,
+        after: &Position,
+        origin: usize,
+        stones: u8,
+        last: usize,
+        opponent_before: u32,
+    ) -> bool {
+        let p = self.pits();
+        let capturable = |c: u32| c == 2 || c == 3;
+        match self.variant {
+            Variant::Kalah => {
+                let opposite = 2 * p - 1 - last;
+                !(after.get(last) == 1 && (self.empty_capture || after.get(opposite) > 0))
+            }
+            Variant::Awari | Variant::Wari => !(last >= p && capturable(after.get(last))),
+            Variant::Oware => {
+                if opponent_before == 0 && origin + (stones as usize) < p {
+                    return false; // does not feed a starving opponent
+                }
+                if !(last >= p && capturable(after.get(last))) {
+                    return true;
+                }
+                // A capture: it keeps the level only as a void grand slam.
+                let mut chain = 0;
+                let mut pit = last;
+                while pit >= p && capturable(after.get(pit)) {
+                    chain += after.get(pit);
+                    pit -= 1;
+                }
+                chain == after.opponent_stones()
             }
         }
     }

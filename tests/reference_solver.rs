@@ -14,6 +14,9 @@ use reference::{Game, RefMove, RefRules, RefSucc};
 /// (pits per side, max stones) compared exhaustively for every rule set.
 const SIZES: [(usize, u32); 5] = [(1, 12), (2, 10), (3, 8), (4, 7), (6, 6)];
 
+/// Deeper levels, compared in one extra test (a few seconds in all).
+const LARGER_SIZES: [(usize, u32); 5] = [(1, 24), (2, 16), (3, 12), (4, 10), (6, 8)];
+
 fn lib_rules(game: Game, pits: usize) -> Rules {
     match game {
         Game::Oware => Rules::new(Variant::Oware, pits).unwrap(),
@@ -72,9 +75,9 @@ fn show(s: &RefSucc) -> String {
 
 /// Compares move generation and values over every position with at most
 /// `max` stones on a board of `pits` pits per side.
-fn compare_exhaustively(game: Game) {
+fn compare_exhaustively(game: Game, sizes: &[(usize, u32)]) {
     let mut failures = Vec::new();
-    for (pits, max) in SIZES {
+    for &(pits, max) in sizes {
         let rules = RefRules::new(game, pits);
         let lib = lib_rules(game, pits);
 
@@ -129,31 +132,34 @@ fn compare_exhaustively(game: Game) {
 
 #[test]
 fn oware_matches_reference() {
-    compare_exhaustively(Game::Oware);
+    compare_exhaustively(Game::Oware, &SIZES);
 }
 
 #[test]
 fn awari_matches_reference() {
-    compare_exhaustively(Game::Awari);
+    compare_exhaustively(Game::Awari, &SIZES);
 }
 
 #[test]
 fn wari_matches_reference() {
-    compare_exhaustively(Game::Wari);
+    compare_exhaustively(Game::Wari, &SIZES);
 }
 
 #[test]
 fn kalah_matches_reference() {
-    compare_exhaustively(Game::Kalah {
-        empty_capture: true,
-    });
+    compare_exhaustively(KALAH, &SIZES);
 }
 
 #[test]
 fn kalah_without_empty_capture_matches_reference() {
-    compare_exhaustively(Game::Kalah {
-        empty_capture: false,
-    });
+    compare_exhaustively(KALAH_NO_EMPTY, &SIZES);
+}
+
+#[test]
+fn all_rule_sets_match_reference_on_larger_boards() {
+    for game in [Game::Oware, Game::Awari, Game::Wari, KALAH, KALAH_NO_EMPTY] {
+        compare_exhaustively(game, &LARGER_SIZES);
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -318,7 +324,8 @@ fn oware_backward_capture_chain() {
     // A last stone making 4 captures nothing.
     let pos = "0,0,0,0,0,2/1,3,0,0,0,0";
     expect_move(Game::Oware, pos, 'f', 0, false, "2,4,0,0,0,0/0,0,0,0,0,0");
-    // The chain never crosses into the mover's row: b..f are the mover's.
+    // The chain never crosses into the mover's row: g is taken, f is the
+    // mover's own pit, so the chain ends there.
     let pos = "0,0,0,0,1,1/2,0,0,0,0,1";
     expect_move(Game::Oware, pos, 'f', 3, false, "0,0,0,0,0,1/0,0,0,0,1,0");
 }
@@ -355,9 +362,10 @@ fn oware_laps_skip_the_origin() {
     expect_move(Game::Oware, pos, 'f', 0, false, "2,2,2,2,2,2/2,2,2,2,2,0");
     let pos = "0,0,0,0,0,23/0,0,0,0,0,0";
     expect_move(Game::Oware, pos, 'f', 3, false, "0,2,2,2,2,2/2,2,2,2,2,0");
-    // 13 from c: d..l (9), a, b, skip c, d: d ends with 2 of the mover's own.
+    // 13 from c: d..l (9), a, b, skip c, then d and e: ends in e (the
+    // mover's own pit), nothing captured.
     let pos = "0,0,13,0,0,0/0,0,0,0,0,0";
-    expect_move(Game::Oware, pos, 'c', 0, false, "1,1,1,1,1,1/1,1,0,2,1,1");
+    expect_move(Game::Oware, pos, 'c', 0, false, "1,1,1,1,1,1/1,1,0,2,2,1");
 }
 
 #[test]
@@ -435,9 +443,13 @@ fn kalah_laps_do_not_skip_the_origin() {
     // 12 from f: store, g..l, a..e: ends in e (which had 1 -> 2), no capture.
     let pos = "0,0,0,0,1,12/4,0,0,0,0,0";
     expect_move(KALAH, pos, 'f', 1, false, "5,1,1,1,1,1/1,1,1,1,2,0");
-    // 26 from f on a 6-pit board: two laps of 13, back into the store.
+    // 14 from f: store, g..l, a..f, store again: extra turn, 2 gained.
+    let pos = "0,0,0,0,0,14/1,0,0,0,0,0";
+    expect_move(KALAH, pos, 'f', 2, true, "1,1,1,1,1,1/2,1,1,1,1,1");
+    // 26 from f: two full laps of the 13 slots, ending in f itself, which
+    // then holds 2 (it was not empty before the last seed): no capture.
     let pos = "0,0,0,0,0,26/1,0,0,0,0,0";
-    expect_move(KALAH, pos, 'f', 2, true, "2,2,2,2,2,2/3,2,2,2,2,2");
+    expect_move(KALAH, pos, 'f', 2, false, "3,2,2,2,2,2/2,2,2,2,2,2");
 }
 
 #[test]
@@ -453,6 +465,7 @@ fn small_boards_by_hand() {
     expect_move(Game::Wari, "1/1", 'a', 2, false, "0/0");
     // Kalah P = 1: [2 | 1]: store, opponent's pit; turn passes.
     expect_move(KALAH, "2/1", 'a', 1, false, "2/0");
-    // [3 | 1]: store, opponent's pit, back into the emptied origin: capture.
-    expect_move(KALAH, "3/1", 'a', 3, false, "0/0");
+    // [3 | 1]: store, opponent's pit (2), back into the emptied origin:
+    // it captures itself and the opposite pit: 1 + 1 + 2.
+    expect_move(KALAH, "3/1", 'a', 4, false, "0/0");
 }
