@@ -19,9 +19,9 @@
 //!    same-level edge. Positions that never enter either set are worth 0:
 //!    endless play is an even split (RULES.md).
 //!
-//! The frontier of each propagation step is processed in parallel; counters
-//! and values are atomics, and a position joins a frontier only through the
-//! one thread that changed its state.
+//! Each propagation step is parallel twice over: parents are generated from
+//! slices of the frontier, then sorted, and each thread updates a disjoint
+//! range of them, so a position joins the next frontier exactly once.
 
 use std::sync::atomic::{AtomicI8, AtomicU8, Ordering::Relaxed};
 
@@ -221,10 +221,12 @@ fn parents_of_wins(
     counter: &[AtomicU8],
     value: &[AtomicI8],
 ) -> Vec<u64> {
-    for_each_parent_collect(rules, index, wins, |parent| {
-        let last_child = counter[parent].fetch_sub(1, Relaxed) == 1;
-        if last_child && value[parent].load(Relaxed) == 0 && max_exit[parent] <= -s {
-            value[parent].store(-s, Relaxed);
+    let parents = sorted_parents(rules, index, wins);
+    for_each_parent_run(&parents, |at, edges| {
+        let left = counter[at].load(Relaxed) - edges;
+        counter[at].store(left, Relaxed);
+        if left == 0 && value[at].load(Relaxed) == 0 && max_exit[at] <= -s {
+            value[at].store(-s, Relaxed);
             true
         } else {
             false
@@ -240,36 +242,71 @@ fn parents_of_losses(
     losses: &[u64],
     value: &[AtomicI8],
 ) -> Vec<u64> {
-    for_each_parent_collect(rules, index, losses, |parent| {
-        value[parent]
-            .compare_exchange(0, s, Relaxed, Relaxed)
-            .is_ok()
+    let parents = sorted_parents(rules, index, losses);
+    for_each_parent_run(&parents, |at, _| {
+        let undecided = value[at].load(Relaxed) == 0;
+        if undecided {
+            value[at].store(s, Relaxed);
+        }
+        undecided
     })
 }
 
-/// Visits the same-level parents of every frontier member in parallel and
-/// collects the parents for which `visit` returns true.
-fn for_each_parent_collect(
-    rules: &Rules,
-    index: &LevelIndex,
-    frontier: &[u64],
-    visit: impl Fn(usize) -> bool + Sync,
-) -> Vec<u64> {
+/// The same-level parents of every frontier member, one entry per edge,
+/// sorted. Sorting turns the random updates that follow into a sweep in
+/// index order, and lets each thread own a disjoint range of positions, so
+/// no update needs a locked instruction (which would stall on every cache
+/// miss).
+fn sorted_parents(rules: &Rules, index: &LevelIndex, frontier: &[u64]) -> Vec<u64> {
     let found: Vec<Vec<u64>> = frontier
         .par_chunks(FRONTIER_CHUNK)
         .map(|members| {
-            let mut next = Vec::new();
+            let mut parents = Vec::with_capacity(members.len() * 2);
             for &member in members {
                 let child = index.unrank(member);
-                rules.same_level_parents(&child, |parent| {
-                    let at = index.rank(&parent);
-                    if visit(at as usize) {
-                        next.push(at);
-                    }
-                });
+                rules.same_level_parents(&child, |parent| parents.push(index.rank(&parent)));
             }
-            next
+            parents
+        })
+        .collect();
+    let mut parents = found.concat();
+    parents.par_sort_unstable();
+    parents
+}
+
+/// Calls `visit(position, edges)` once per distinct entry of the sorted
+/// `parents` (`edges` = how often it occurs), in parallel over disjoint
+/// ranges, and collects the positions for which it returns true.
+///
+/// Each position is visited by exactly one thread, so `visit` may update
+/// its state with plain (relaxed, non-read-modify-write) loads and stores.
+fn for_each_parent_run(parents: &[u64], visit: impl Fn(usize, u8) -> bool + Sync) -> Vec<u64> {
+    let found: Vec<Vec<u64>> = split_between_runs(parents, FRONTIER_CHUNK * 8)
+        .into_par_iter()
+        .map(|chunk| {
+            chunk
+                .chunk_by(|a, b| a == b)
+                .filter(|run| visit(run[0] as usize, run.len() as u8))
+                .map(|run| run[0])
+                .collect()
         })
         .collect();
     found.concat()
+}
+
+/// Cuts sorted `items` into pieces of about `size`, never inside a run of
+/// equal items.
+fn split_between_runs(items: &[u64], size: usize) -> Vec<&[u64]> {
+    let mut pieces = Vec::with_capacity(items.len() / size + 1);
+    let mut rest = items;
+    while !rest.is_empty() {
+        let mut cut = size.min(rest.len());
+        while cut < rest.len() && rest[cut] == rest[cut - 1] {
+            cut += 1;
+        }
+        let (piece, tail) = rest.split_at(cut);
+        pieces.push(piece);
+        rest = tail;
+    }
+    pieces
 }

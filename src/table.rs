@@ -52,7 +52,7 @@ pub const CYCLES_EVEN: &str = "even";
 /// cheap, large enough for zstd to find the row-to-row structure.
 pub const DEFAULT_BLOCK_SIZE: u32 = 1 << 14;
 /// zstd level used by `build`: decoding speed barely depends on it.
-pub const DEFAULT_ZSTD_LEVEL: i32 = 15;
+pub const DEFAULT_ZSTD_LEVEL: i32 = 9;
 /// Decoded blocks kept per open table.
 const CACHE_SLOTS: usize = 64;
 const INDEX_ENTRY: usize = 16;
