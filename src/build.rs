@@ -77,11 +77,11 @@ impl LevelReport {
 
 /// Hooks for progress display; every method has an empty default.
 pub trait BuildObserver: Sync {
-    /// A level starts being solved.
-    fn level_started(&self, _level: u32, _positions: u64) {}
-    /// `positions` more positions of the current level went through the
-    /// forward pass.
-    fn advanced(&self, _positions: u64) {}
+    /// A level starts being solved; it is `work` units long (see
+    /// [`solver::solve_level`]).
+    fn level_started(&self, _level: u32, _positions: u64, _work: u64) {}
+    /// `units` more units of the current level's work are done.
+    fn advanced(&self, _units: u64) {}
     /// A level is done (built or reused).
     fn level_finished(&self, _report: &LevelReport) {}
 }
@@ -171,7 +171,7 @@ fn build_level(
 ) -> Result<LevelReport> {
     let rules = &options.rules;
     let positions = LevelIndex::new(rules.pits(), n).count();
-    observer.level_started(n, positions);
+    observer.level_started(n, positions, 2 * positions);
     let start = Instant::now();
     let values = solver::solve_level(rules, n, solved, &|done| observer.advanced(done));
     let header = Header::for_level(rules, n, &values, options.block_size, options.zstd_level);

@@ -138,25 +138,23 @@ struct Progress {
 }
 
 impl BuildObserver for Progress {
-    fn level_started(&self, level: u32, positions: u64) {
+    fn level_started(&self, level: u32, positions: u64, work: u64) {
         if !std::io::stderr().is_terminal() {
             return;
         }
-        let bar = ProgressBar::with_draw_target(Some(positions), ProgressDrawTarget::stderr());
+        let bar = ProgressBar::with_draw_target(Some(work), ProgressDrawTarget::stderr());
         bar.set_style(
-            ProgressStyle::with_template(
-                "level {msg:>3} [{bar:40}] {human_pos}/{human_len} positions, {per_sec}, ETA {eta}",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
+            ProgressStyle::with_template("{msg} [{bar:40}] {percent:>3}%, ETA {eta}")
+                .expect("valid template")
+                .progress_chars("=> "),
         );
-        bar.set_message(level.to_string());
+        bar.set_message(format!("level {level:>3} ({positions} positions)"));
         *self.bar.lock().unwrap() = Some(bar);
     }
 
-    fn advanced(&self, positions: u64) {
+    fn advanced(&self, units: u64) {
         if let Some(bar) = &*self.bar.lock().unwrap() {
-            bar.inc(positions);
+            bar.inc(units);
         }
     }
 

@@ -93,8 +93,11 @@ pub fn solve_in_memory(rules: &Rules, max_stones: u32) -> SolvedLevels {
     solved
 }
 
-/// Solves level `n` from the solved levels `0..n`. `progress` is called
-/// with the number of positions just finished by the forward pass.
+/// Solves level `n` from the solved levels `0..n`.
+///
+/// `progress` receives work units as they finish; a level is `2 × count`
+/// units: one per position in the forward pass, and `count` spread evenly
+/// over the thresholds of the propagation.
 pub fn solve_level(
     rules: &Rules,
     n: u32,
@@ -105,7 +108,7 @@ pub fn solve_level(
     assert_eq!(lower.len(), n as usize, "levels must be solved in order");
     let index = LevelIndex::new(rules.pits(), n);
     let (max_exit, counter) = forward_pass(rules, &index, lower, progress);
-    propagate(rules, n, &max_exit, counter)
+    propagate(rules, n, &max_exit, counter, progress)
 }
 
 /// Phase 1: `max_exit` and same-level move counts of every position.
@@ -158,7 +161,13 @@ fn exits_and_stays(rules: &Rules, n: u32, pos: &Position, lower: &SolvedLevels) 
 }
 
 /// Phase 2: threshold propagation from `s = n` down to 1.
-fn propagate(rules: &Rules, n: u32, max_exit: &[i8], counter: Vec<u8>) -> Vec<i8> {
+fn propagate(
+    rules: &Rules,
+    n: u32,
+    max_exit: &[i8],
+    counter: Vec<u8>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Vec<i8> {
     let counter: Vec<AtomicU8> = counter.into_iter().map(AtomicU8::new).collect();
     let value: Vec<AtomicI8> = (0..max_exit.len()).map(|_| AtomicI8::new(0)).collect();
     let index = LevelIndex::new(rules.pits(), n);
@@ -170,6 +179,13 @@ fn propagate(rules: &Rules, n: u32, max_exit: &[i8], counter: Vec<u8>) -> Vec<i8
             wins = parents_of_losses(rules, &index, s, &losses, &value);
             losses = new_losses;
         }
+        let count = max_exit.len() as u64;
+        let thresholds = n as u64;
+        let done_before = count * (thresholds - s as u64) / thresholds;
+        progress(count * (thresholds - s as u64 + 1) / thresholds - done_before);
+    }
+    if n == 0 {
+        progress(max_exit.len() as u64);
     }
     value.into_iter().map(AtomicI8::into_inner).collect()
 }
