@@ -114,6 +114,13 @@ struct VerifyArgs {
     rules: Vec<Variant>,
 }
 
+/// `println!` that returns an error (e.g. a closed pipe) instead of panicking.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        writeln!(std::io::stdout(), $($arg)*)?
+    };
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
@@ -125,11 +132,19 @@ fn main() -> ExitCode {
     match outcome {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
+        // The reader went away (`mancala-tb info | head`): nothing to say.
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("mancala-tb: {e:#}");
             ExitCode::FAILURE
         }
     }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|cause| cause.downcast_ref::<std::io::Error>())
+        .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
 /// A progress bar with ETA on stderr, hidden when stderr is not a terminal.
@@ -162,7 +177,7 @@ impl BuildObserver for Progress {
         if let Some(bar) = self.bar.lock().unwrap().take() {
             bar.finish_and_clear();
         }
-        println!("{}", summary_row(report));
+        let _ = writeln!(std::io::stdout(), "{}", summary_row(report));
     }
 }
 
@@ -203,12 +218,12 @@ fn run_build(args: BuildArgs) -> Result<bool> {
     }
     let mut options = BuildOptions::new(&args.dir, rules, args.stones);
     options.force = args.force;
-    println!(
+    out!(
         "building {rules}, levels 0..={} in {}",
         args.stones,
         tables_dir(&args.dir, &rules).display()
     );
-    println!("{SUMMARY_HEADER}");
+    out!("{SUMMARY_HEADER}");
     let start = std::time::Instant::now();
     let reports = build::build(
         &options,
@@ -219,7 +234,7 @@ fn run_build(args: BuildArgs) -> Result<bool> {
     let positions: u64 = reports.iter().map(|r| r.positions).sum();
     let bytes: u64 = reports.iter().map(|r| r.bytes).sum();
     let built: f64 = reports.iter().map(|r| r.seconds).sum();
-    println!(
+    out!(
         "total {positions} positions, {bytes} bytes ({:.3} bits/position), {built:.2} s solving, {:.2} s wall, peak RSS {}",
         8.0 * bytes as f64 / positions as f64,
         start.elapsed().as_secs_f64(),
@@ -351,6 +366,23 @@ impl Analysis {
     }
 }
 
+/// The rule sets that have a table directory under `root` (directories
+/// named by [`Rules::id`]), sorted by name.
+fn rule_set_dirs(root: &Path) -> Result<Vec<Rules>> {
+    let entries = std::fs::read_dir(root)
+        .with_context(|| format!("{}: cannot read the table directory", root.display()))?;
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    Ok(names
+        .iter()
+        .filter_map(|name| Rules::from_id(name).ok())
+        .collect())
+}
+
 /// Every table file under `root`, grouped by rule-set directory.
 fn table_files(root: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
@@ -378,13 +410,18 @@ fn table_files(root: &Path) -> Result<Vec<PathBuf>> {
 fn run_info(args: InfoArgs) -> Result<bool> {
     let files = table_files(&args.dir)?;
     if files.is_empty() && !args.json {
-        println!("no tables in {}", args.dir.display());
+        out!("no tables in {}", args.dir.display());
     }
     let mut all_ok = true;
     if !args.json {
-        println!(
+        out!(
             "{:<18} {:>5} {:>14} {:>13} {:>9}  {:<8}  values (value:count)",
-            "rules", "level", "positions", "bytes", "bits/pos", "checksum"
+            "rules",
+            "level",
+            "positions",
+            "bytes",
+            "bits/pos",
+            "checksum"
         );
     }
     for path in files {
@@ -393,12 +430,12 @@ fn run_info(args: InfoArgs) -> Result<bool> {
             Err(e) => {
                 all_ok = false;
                 if args.json {
-                    println!(
+                    out!(
                         "{}",
                         json!({"file": path.display().to_string(), "error": e.to_string()})
                     );
                 } else {
-                    println!("{}: {e}", path.display());
+                    out!("{}: {e}", path.display());
                 }
                 continue;
             }
@@ -418,7 +455,7 @@ fn run_info(args: InfoArgs) -> Result<bool> {
                 .iter()
                 .map(|(v, c)| (v.to_string(), json!(c)))
                 .collect();
-            println!(
+            out!(
                 "{}",
                 json!({
                     "file": path.display().to_string(),
@@ -439,7 +476,7 @@ fn run_info(args: InfoArgs) -> Result<bool> {
                 .map(|(v, c)| format!("{v}:{c}"))
                 .collect();
             let checksum = if checksum == "ok" { "ok" } else { "FAILED" };
-            println!(
+            out!(
                 "{id:<18} {:>5} {:>14} {:>13} {bits:>9.3}  {checksum:<8}  {}",
                 h.level,
                 h.positions,
@@ -452,19 +489,10 @@ fn run_info(args: InfoArgs) -> Result<bool> {
 }
 
 fn run_verify(args: VerifyArgs) -> Result<bool> {
-    let mut rule_sets: Vec<Rules> = Vec::new();
-    for path in table_files(&args.dir)? {
-        let header = Table::open(&path, None).map(|t| t.header().clone());
-        let rules = match header.and_then(|h| h.rules()) {
-            Ok(r) => r,
-            Err(e) => bail!("{e}"),
-        };
-        if (args.rules.is_empty() || args.rules.contains(&rules.variant()))
-            && !rule_sets.contains(&rules)
-        {
-            rule_sets.push(rules);
-        }
-    }
+    let rule_sets: Vec<Rules> = rule_set_dirs(&args.dir)?
+        .into_iter()
+        .filter(|rules| args.rules.is_empty() || args.rules.contains(&rules.variant()))
+        .collect();
     if rule_sets.is_empty() {
         bail!("no tables to verify in {}", args.dir.display());
     }
@@ -480,28 +508,35 @@ fn run_verify(args: VerifyArgs) -> Result<bool> {
             } else {
                 format!("FAILED: {} mismatches", c.mismatches)
             };
-            println!(
+            let _ = writeln!(
+                std::io::stdout(),
                 "{} level {:>3}: {:>14} positions {status}",
                 rules.id(),
                 c.level,
                 c.positions
             );
             if let Some((pos, stored, expected)) = c.first_mismatch {
-                println!("    first mismatch: {pos} stored {stored}, recomputed {expected}");
+                let _ = writeln!(
+                    std::io::stdout(),
+                    "    first mismatch: {pos} stored {stored}, recomputed {expected}"
+                );
             }
             if !c.histogram_ok {
-                println!("    the header's histogram does not match the values");
+                let _ = writeln!(
+                    std::io::stdout(),
+                    "    the header's histogram does not match the values"
+                );
             }
         });
         match checks {
             Ok(checks) => all_ok &= checks.iter().all(|c| c.ok()),
             Err(e) => {
-                println!("{}: FAILED: {e}", rules.id());
+                out!("{}: FAILED: {e}", rules.id());
                 all_ok = false;
             }
         }
     }
-    println!(
+    out!(
         "{}",
         if all_ok {
             "verify: all tables ok"

@@ -95,11 +95,21 @@ impl Position {
             }
             for field in fields {
                 let field = field.trim();
-                let count: u32 = field.parse().map_err(|_| {
-                    Error::Notation(format!(
-                        "'{text}': '{field}' in the {side} row is not a stone count"
-                    ))
-                })?;
+                if field.is_empty() {
+                    return Err(Error::Notation(format!(
+                        "'{text}': the {side} row has an empty count"
+                    )));
+                }
+                let count: u32 = field
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+                    .then(|| field.parse().ok())
+                    .flatten()
+                    .ok_or_else(|| {
+                        Error::Notation(format!(
+                            "'{text}': '{field}' in the {side} row is not a stone count"
+                        ))
+                    })?;
                 counts.push(count);
             }
         }

@@ -195,6 +195,28 @@ impl Rules {
         id
     }
 
+    /// Reads back a name written by [`Rules::id`].
+    pub fn from_id(id: &str) -> Result<Rules> {
+        let bad = || {
+            Error::InvalidRules(format!(
+                "'{id}' is not a rule-set name such as oware-6 or kalah-4-noempty"
+            ))
+        };
+        let mut parts = id.split('-');
+        let variant = Variant::from_name(parts.next().ok_or_else(bad)?).map_err(|_| bad())?;
+        let pits: usize = parts.next().and_then(|p| p.parse().ok()).ok_or_else(bad)?;
+        let empty_capture = match parts.next() {
+            None => true,
+            Some("noempty") if variant == Variant::Kalah => false,
+            Some(_) => return Err(bad()),
+        };
+        if parts.next().is_some() {
+            return Err(bad());
+        }
+        let rules = Rules::new(variant, pits)?.with_empty_capture(empty_capture);
+        Ok(rules)
+    }
+
     /// The command-line flags that select this rule set.
     pub fn cli_flags(&self) -> String {
         let mut flags = format!("--rules {} --pits {}", self.variant, self.pits);

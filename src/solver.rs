@@ -152,7 +152,9 @@ fn exits_and_stays(rules: &Rules, n: u32, pos: &Position, lower: &SolvedLevels) 
                     debug_assert!(!m.extra_turn && m.child.stones() == n);
                     stays += 1;
                 } else {
-                    best = best.max(m.value_given_child(lower.value(&m.child)));
+                    let child_level = lower.level(n - m.gain as u32);
+                    let child_value = child_level[index::rank(&m.child) as usize];
+                    best = best.max(m.value_given_child(child_value as i32));
                 }
             }
             (best as i8, stays)

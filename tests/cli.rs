@@ -1,0 +1,387 @@
+//! The `mancala-tb` command line, driven as a user would: build, query
+//! (text, JSON, stdin), info, verify, and error reporting; plus the
+//! published Awari value of a 16-stone position.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use mancala_tb::index::LevelIndex;
+use mancala_tb::table::level_file_name;
+use mancala_tb::tablebase::tables_dir;
+use mancala_tb::{Position, Rules, Tablebase, Variant};
+use serde_json::Value as Json;
+use tempfile::TempDir;
+
+fn mancala_tb(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mancala-tb"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).expect("UTF-8 stdout")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).expect("UTF-8 stderr")
+}
+
+/// Runs the command and insists that it succeeds; returns its stdout.
+fn ok(args: &[&str]) -> String {
+    let out = mancala_tb(args);
+    assert!(
+        out.status.success(),
+        "mancala-tb {args:?} failed ({}):\n{}\n{}",
+        out.status,
+        stdout(&out),
+        stderr(&out)
+    );
+    stdout(&out)
+}
+
+/// Runs the command and insists that it fails with one `mancala-tb:` line on
+/// stderr; returns that line.
+fn fails(args: &[&str]) -> String {
+    let out = mancala_tb(args);
+    let err = stderr(&out);
+    assert!(
+        !out.status.success(),
+        "mancala-tb {args:?} succeeded:\n{}",
+        stdout(&out)
+    );
+    assert_eq!(err.lines().count(), 1, "one line on stderr: {err:?}");
+    assert!(err.starts_with("mancala-tb:"), "{err:?}");
+    err
+}
+
+/// Builds oware-6 levels 0..=`stones` into a fresh directory with the CLI.
+fn built(stones: u32) -> (TempDir, String) {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().to_str().unwrap().to_string();
+    ok(&[
+        "build",
+        "--rules",
+        "oware",
+        "--stones",
+        &stones.to_string(),
+        "--dir",
+        &path,
+    ]);
+    (dir, path)
+}
+
+fn oware() -> Rules {
+    Rules::new(Variant::Oware, 6).unwrap()
+}
+
+fn json_lines(text: &str) -> Vec<Json> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}")))
+        .collect()
+}
+
+/// Checks one `query --json` answer against the library.
+fn assert_answer_matches(answer: &Json, tb: &Tablebase, text: &str) {
+    let pos = Position::parse(tb.rules().pits(), text).unwrap();
+    assert_eq!(answer["position"], pos.to_string(), "{answer}");
+    assert_eq!(answer["value"], tb.value(&pos).unwrap(), "{answer}");
+    let expected: Vec<Json> = tb
+        .move_values(&pos)
+        .unwrap()
+        .iter()
+        .map(|m| serde_json::json!({"move": m.letter().to_string(), "value": m.value}))
+        .collect();
+    assert_eq!(answer["moves"], Json::Array(expected), "{answer}");
+}
+
+#[test]
+fn build_prints_a_summary() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().to_str().unwrap();
+    let out = ok(&["build", "--rules", "oware", "--stones", "10", "--dir", path]);
+    for n in 0..=10u32 {
+        let positions = LevelIndex::new(6, n).count().to_string();
+        let row = out.lines().find(|l| {
+            let mut fields = l.split_whitespace();
+            fields.next() == Some(&n.to_string()) && fields.next() == Some(&positions)
+        });
+        assert!(row.is_some(), "no summary row for level {n}:\n{out}");
+        assert!(tables_dir(dir.path(), &oware())
+            .join(level_file_name(n))
+            .is_file());
+    }
+    assert!(out.contains("total 646646 positions"), "{out}");
+    // A second run reuses every level.
+    let again = ok(&["build", "--rules", "oware", "--stones", "10", "--dir", path]);
+    assert_eq!(again.matches("reused").count(), 11, "{again}");
+}
+
+#[test]
+fn query_shows_the_board_value_and_moves() {
+    let (dir, path) = built(10);
+    let text = "4,4,2,0,0,0/0,0,0,0,0,0";
+    let out = ok(&["query", "--dir", &path, text]);
+    let tb = Tablebase::open(dir.path(), oware()).unwrap();
+    let pos = Position::parse(6, text).unwrap();
+    let value = tb.value(&pos).unwrap();
+    assert!(out.contains(text), "{out}");
+    let rows: Vec<Vec<u32>> = out
+        .lines()
+        .map(|l| {
+            l.split(|c: char| !c.is_ascii_digit())
+                .filter(|s| !s.is_empty())
+                .map(|s| s.parse().unwrap())
+                .collect()
+        })
+        .collect();
+    let top = rows.iter().position(|r| r == &[0, 0, 0, 0, 0, 0]);
+    let bottom = rows.iter().position(|r| r == &[4, 4, 2, 0, 0, 0]);
+    assert!(
+        matches!((top, bottom), (Some(t), Some(b)) if t < b),
+        "board picture:\n{out}"
+    );
+    assert!(out.contains(&format!("value: {value:+}")), "{out}");
+    // No move of a, b, c reaches the empty opponent row: the game is over
+    // and the mover keeps his 10 stones.
+    assert_eq!(value, 10);
+    assert!(tb.move_values(&pos).unwrap().is_empty());
+    assert!(out.contains("game over"), "{out}");
+    assert!(!out.contains("moves:"), "{out}");
+
+    let text = "1,0,3,0,2,0/0,2,0,1,0,1";
+    let out = ok(&["query", "--dir", &path, text]);
+    let pos = Position::parse(6, text).unwrap();
+    let value = tb.value(&pos).unwrap();
+    assert!(out.contains(&format!("value: {value:+}")), "{out}");
+    let moves = out
+        .lines()
+        .find(|l| l.starts_with("moves:"))
+        .unwrap_or_else(|| panic!("no moves line:\n{out}"));
+    let listed: Vec<&str> = moves
+        .trim_start_matches("moves:")
+        .split("  ")
+        .map(str::trim)
+        .filter(|m| !m.is_empty() && !m.starts_with('('))
+        .collect();
+    let expected: Vec<String> = tb
+        .move_values(&pos)
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let best = if m.value == value { "*" } else { "" };
+            format!("{} {:+}{best}", m.letter(), m.value)
+        })
+        .collect();
+    assert_eq!(listed, expected, "{moves:?}");
+}
+
+#[test]
+fn query_json_matches_the_library() {
+    let (dir, path) = built(10);
+    let tb = Tablebase::open(dir.path(), oware()).unwrap();
+    let texts = [
+        "4,4,2,0,0,0/0,0,0,0,0,0",
+        "0,0,0,0,0,3/1,1,2,0,0,0",
+        "1,0,3,0,2,0/0,2,0,1,0,1",
+        "0,0,0,0,0,0/1,2,3,0,0,0",
+        "5,0,0,0,0,0/0,0,0,0,0,0",
+    ];
+    let mut args = vec!["query", "--json", "--dir", &path];
+    args.extend(texts);
+    let answers = json_lines(&ok(&args));
+    assert_eq!(answers.len(), texts.len(), "one object per position");
+    for (answer, text) in answers.iter().zip(texts) {
+        assert_answer_matches(answer, &tb, text);
+    }
+    // The terminal position has no moves; the moves are in pit order.
+    assert_eq!(answers[3]["moves"], Json::Array(vec![]));
+    let letters: Vec<&str> = answers[2]["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["move"].as_str().unwrap())
+        .collect();
+    assert_eq!(letters, ["a", "c", "e"]);
+}
+
+#[test]
+fn query_reads_positions_from_stdin_in_order() {
+    let (dir, path) = built(8);
+    let tb = Tablebase::open(dir.path(), oware()).unwrap();
+    let texts = [
+        "1,0,0,0,0,0/0,0,0,0,0,1",
+        "2,2,2,0,0,0/0,0,0,0,0,2",
+        "0,0,0,0,0,3/1,1,2,0,0,0",
+    ];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mancala-tb"))
+        .args(["query", "--json", "--dir", &path, "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = format!(" {}\n\n{}\n{}\n", texts[0], texts[1], texts[2]);
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let answers = json_lines(&stdout(&out));
+    assert_eq!(answers.len(), 3, "{}", stdout(&out));
+    for (answer, text) in answers.iter().zip(texts) {
+        assert_answer_matches(answer, &tb, text);
+    }
+}
+
+#[test]
+fn query_errors_are_one_line_on_stderr() {
+    let (_dir, path) = built(6);
+    for bad in [
+        "4,4,2,0,0/0,0,0,0,0,0",
+        "4,4,2,0,0,0",
+        "4,4,x,0,0,0/0,0,0,0,0,0",
+        "4,4,-2,0,0,0/0,0,0,0,0,0",
+    ] {
+        let err = fails(&["query", "--dir", &path, bad]);
+        assert!(err.contains("bad position"), "{bad}: {err}");
+    }
+    // Too many stones: the message says how to build the missing levels.
+    let err = fails(&["query", "--dir", &path, "4,4,2,0,0,0/0,0,0,0,0,0"]);
+    assert!(err.contains("mancala-tb build"), "{err}");
+    assert!(err.contains("--stones 10"), "{err}");
+    // A four-pit board asked of six-pit tables.
+    fails(&[
+        "query",
+        "--dir",
+        &path,
+        "--pits",
+        "4",
+        "4,4,2,0,0,0/0,0,0,0,0,0",
+    ]);
+    // In JSON mode the error is an object on stdout and the exit fails.
+    let out = mancala_tb(&[
+        "query",
+        "--json",
+        "--dir",
+        &path,
+        "1,0,0,0,0,0/0,0,0,0,0,1",
+        "9,9,9,0,0,0/0,0,0,0,0,0",
+    ]);
+    assert!(!out.status.success());
+    let answers = json_lines(&stdout(&out));
+    assert_eq!(answers.len(), 2);
+    assert_eq!(answers[0]["value"], 2);
+    assert!(answers[1]["error"]
+        .as_str()
+        .is_some_and(|e| e.contains("mancala-tb build")));
+}
+
+#[test]
+fn info_json_lists_every_level_file() {
+    let (dir, path) = built(7);
+    // A stale temporary file is not a table.
+    let tables = tables_dir(dir.path(), &oware());
+    fs::write(tables.join("level-008.mtb.tmp"), b"MANCALTB partial").unwrap();
+    let infos = json_lines(&ok(&["info", "--json", "--dir", &path]));
+    assert_eq!(infos.len(), 8, "one object per level file");
+    for (n, info) in infos.iter().enumerate() {
+        assert_eq!(info["rules"], "oware", "{info}");
+        assert_eq!(info["pits"], 6, "{info}");
+        assert_eq!(info["level"], n, "{info}");
+        let positions = LevelIndex::new(6, n as u32).count();
+        assert_eq!(info["positions"], positions, "{info}");
+        let bytes = fs::metadata(tables.join(level_file_name(n as u32)))
+            .unwrap()
+            .len();
+        assert_eq!(info["bytes"], bytes, "{info}");
+        let histogram = info["histogram"].as_object().expect("histogram object");
+        let mut sum = 0;
+        for (value, count) in histogram {
+            let v: i64 = value.parse().expect("values are numbers");
+            assert!(v.unsigned_abs() <= n as u64, "value {v} at level {n}");
+            sum += count.as_u64().unwrap();
+        }
+        assert_eq!(sum, positions, "histogram of level {n}");
+    }
+}
+
+/// Flips one bit in the middle of the data of `file` (a table with one or
+/// more blocks: the middle byte of the file lies in the data).
+fn flip_middle_bit(file: &Path) {
+    let mut bytes = fs::read(file).unwrap();
+    let mid = bytes.len() / 2 + bytes.len() / 4;
+    bytes[mid] ^= 0x10;
+    fs::write(file, bytes).unwrap();
+}
+
+#[test]
+fn verify_fails_after_a_file_is_damaged() {
+    let (dir, path) = built(8);
+    let out = ok(&["verify", "--dir", &path]);
+    assert!(out.contains("all tables ok"), "{out}");
+    assert_eq!(out.matches(" ok").count(), 9 + 1, "{out}");
+    let file = tables_dir(dir.path(), &oware()).join(level_file_name(7));
+    let good = fs::read(&file).unwrap();
+    flip_middle_bit(&file);
+    let out = mancala_tb(&["verify", "--dir", &path]);
+    assert!(!out.status.success(), "damaged data:\n{}", stdout(&out));
+    assert!(stdout(&out).contains("FAILED"), "{}", stdout(&out));
+    // Truncated instead.
+    fs::write(&file, &good[..good.len() / 2]).unwrap();
+    let out = mancala_tb(&["verify", "--dir", &path]);
+    assert!(!out.status.success(), "truncated:\n{}", stdout(&out));
+    fs::write(&file, &good).unwrap();
+    ok(&["verify", "--dir", &path]);
+}
+
+/// The value Romein and Bal published for this position (and every move's)
+/// under the rules Awari was solved with: the mover draws, and only `f`
+/// keeps the draw.
+#[test]
+fn awari_matches_the_published_value() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().to_str().unwrap();
+    ok(&["build", "--rules", "awari", "--stones", "16", "--dir", path]);
+    let text = "1,1,1,1,1,2/4,2,3,0,0,0";
+    let rules = Rules::new(Variant::Awari, 6).unwrap();
+    let tb = Tablebase::open(dir.path(), rules).unwrap();
+    let pos = Position::parse(6, text).unwrap();
+    assert_eq!(pos.stones(), 16);
+    assert_eq!(tb.value(&pos).unwrap(), 0);
+    let moves: Vec<(char, i32)> = tb
+        .move_values(&pos)
+        .unwrap()
+        .iter()
+        .map(|m| (m.letter(), m.value))
+        .collect();
+    assert_eq!(
+        moves,
+        [
+            ('a', -1),
+            ('b', -1),
+            ('c', -2),
+            ('d', -2),
+            ('e', -2),
+            ('f', 0)
+        ]
+    );
+    let answers = json_lines(&ok(&[
+        "query", "--rules", "awari", "--json", "--dir", path, text,
+    ]));
+    assert_eq!(answers.len(), 1);
+    assert_eq!(answers[0]["value"], 0);
+    let values: Vec<i64> = answers[0]["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["value"].as_i64().unwrap())
+        .collect();
+    assert_eq!(values, [-1, -1, -2, -2, -2, 0]);
+    assert_answer_matches(&answers[0], &tb, text);
+}

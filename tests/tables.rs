@@ -1,0 +1,725 @@
+//! Table files end to end: `build` writes levels that probe back exactly the
+//! values of the in-memory solver; damaged, truncated, misplaced or missing
+//! files give typed errors, never a panic or a wrong value; `verify` catches
+//! wrong values; rebuilds are deterministic and resume from valid files.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use mancala_tb::build::{build, BuildOptions, LevelReport, Quiet};
+use mancala_tb::index::{self, LevelIndex};
+use mancala_tb::solver::{solve_in_memory, SolvedLevels};
+use mancala_tb::table::{self, level_file_name, write_table, Header, Table, MAGIC};
+use mancala_tb::tablebase::tables_dir;
+use mancala_tb::verify;
+use mancala_tb::{Error, Position, Rules, Successors, Tablebase, Variant};
+use tempfile::TempDir;
+
+fn rules(variant: Variant, pits: usize) -> Rules {
+    Rules::new(variant, pits).unwrap()
+}
+
+/// Builds levels `0..=max` of `rules` under `root`.
+fn build_tables(root: &Path, rules: Rules, max: u32, block_size: Option<u32>) -> Vec<LevelReport> {
+    let mut options = BuildOptions::new(root, rules, max);
+    if let Some(b) = block_size {
+        options.block_size = b;
+    }
+    build(&options, &Quiet).unwrap()
+}
+
+fn level_path(root: &Path, rules: &Rules, n: u32) -> PathBuf {
+    tables_dir(root, rules).join(level_file_name(n))
+}
+
+/// Every position of level `n`, in index order.
+fn level_positions(pits: usize, n: u32) -> Vec<Position> {
+    let index = LevelIndex::new(pits, n);
+    let mut pos = index.unrank(0);
+    let mut all = vec![pos];
+    while index::advance(&mut pos) {
+        all.push(pos);
+    }
+    assert_eq!(all.len() as u64, index.count());
+    all
+}
+
+/// A position of level `n` (`n ≥ 1`), for probes that only need one.
+fn some_position(pits: usize, n: u32) -> Position {
+    let mut counts = vec![0u32; 2 * pits];
+    counts[0] = n.div_ceil(2);
+    counts[2 * pits - 1] = n / 2;
+    Position::from_counts(pits, &counts).unwrap()
+}
+
+/// Checks every probe of `tb` against the in-memory solution.
+fn assert_tablebase_matches(tb: &Tablebase, rules: &Rules, solved: &SolvedLevels, max: u32) {
+    for n in 0..=max {
+        for pos in level_positions(rules.pits(), n) {
+            let expected = solved.value(&pos);
+            assert_eq!(tb.value(&pos).unwrap(), expected, "{} {pos}", rules.id());
+            let moves = tb.move_values(&pos).unwrap();
+            match rules.successors(&pos) {
+                Successors::Terminal(v) => {
+                    assert_eq!(v, expected, "{pos}: terminal value");
+                    assert!(moves.is_empty(), "{pos}: terminal but has move values");
+                }
+                Successors::Moves(list) => {
+                    assert_eq!(moves.len(), list.len(), "{pos}: one value per legal move");
+                    for (mv, m) in moves.iter().zip(list.iter()) {
+                        assert_eq!(mv.pit, m.pit, "{pos}: moves in pit order");
+                        assert_eq!(mv.letter(), (b'a' + m.pit) as char);
+                        let child = m.value_given_child(solved.value(&m.child));
+                        assert_eq!(mv.value, child, "{pos}: move {}", mv.letter());
+                    }
+                    let best = moves.iter().map(|m| m.value).max().unwrap();
+                    assert_eq!(best, expected, "{pos}: best move value vs position value");
+                    assert!(
+                        moves.windows(2).all(|w| w[0].pit < w[1].pit),
+                        "{pos}: pits ascending"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn probes_agree_with_the_in_memory_solver() {
+    let cases = [
+        (rules(Variant::Oware, 6), 8, None),
+        (rules(Variant::Kalah, 4), 10, None),
+        (rules(Variant::Awari, 3), 9, Some(1000)),
+        (rules(Variant::Wari, 2), 14, Some(37)),
+        (
+            rules(Variant::Kalah, 3).with_empty_capture(false),
+            10,
+            Some(100),
+        ),
+    ];
+    for (rules, max, block_size) in cases {
+        let dir = TempDir::new().unwrap();
+        let reports = build_tables(dir.path(), rules, max, block_size);
+        let solved = solve_in_memory(&rules, max);
+        assert_eq!(reports.len() as u32, max + 1);
+        for (n, report) in reports.iter().enumerate() {
+            let n = n as u32;
+            let values = solved.level(n);
+            assert_eq!(report.level, n);
+            assert!(
+                !report.reused,
+                "{} level {n}: fresh build reused",
+                rules.id()
+            );
+            assert_eq!(report.positions, LevelIndex::new(rules.pits(), n).count());
+            assert_eq!(report.histogram, table::histogram(values));
+            let path = level_path(dir.path(), &rules, n);
+            assert_eq!(report.bytes, fs::metadata(&path).unwrap().len());
+            let t = Table::open(&path, Some((&rules, n))).unwrap();
+            t.check_file_checksum().unwrap();
+            assert_eq!(t.decode_all().unwrap(), values, "{} level {n}", rules.id());
+            let h = t.header();
+            assert_eq!((h.level, h.positions), (n, values.len() as u64));
+            assert_eq!(h.rules().unwrap(), rules);
+            assert_eq!(h.histogram, report.histogram);
+            if let Some(b) = block_size {
+                assert_eq!(h.block_size, b);
+                assert_eq!(h.block_count, (values.len() as u64).div_ceil(b as u64));
+            }
+            // Random access in an order that defeats the block cache.
+            for at in (0..values.len()).rev().step_by(7) {
+                assert_eq!(t.get(at as u64).unwrap(), values[at]);
+            }
+            assert!(
+                matches!(t.get(values.len() as u64), Err(Error::Corrupted { .. })),
+                "index past the end"
+            );
+        }
+        let tb = Tablebase::open(dir.path(), rules).unwrap();
+        assert_eq!(tb.max_level(), Some(max));
+        assert_eq!(tb.rules(), &rules);
+        assert_eq!(tb.dir(), tables_dir(dir.path(), &rules));
+        assert_tablebase_matches(&tb, &rules, &solved, max);
+    }
+}
+
+fn assert_send_sync<T: Send + Sync>() {}
+
+#[test]
+fn a_tablebase_is_shared_between_threads() {
+    assert_send_sync::<Tablebase>();
+    assert_send_sync::<Table>();
+    let dir = TempDir::new().unwrap();
+    let rules = rules(Variant::Oware, 6);
+    build_tables(dir.path(), rules, 7, Some(512));
+    let solved = solve_in_memory(&rules, 7);
+    let tb = Tablebase::open(dir.path(), rules).unwrap();
+    let positions: Vec<Position> = (0..=7).flat_map(|n| level_positions(6, n)).collect();
+    // Every thread starts on unopened levels and fights over the block cache.
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let (tb, solved, positions) = (&tb, &solved, &positions);
+            s.spawn(move || {
+                for pos in positions.iter().skip(t).step_by(3) {
+                    assert_eq!(tb.value(pos).unwrap(), solved.value(pos), "{pos}");
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn positions_beyond_the_tables_are_out_of_range() {
+    let dir = TempDir::new().unwrap();
+    let oware = rules(Variant::Oware, 6);
+    build_tables(dir.path(), oware, 6, None);
+    let tb = Tablebase::open(dir.path(), oware).unwrap();
+    let seven = some_position(6, 7);
+    for result in [
+        tb.value(&seven).map(|_| ()),
+        tb.move_values(&seven).map(|_| ()),
+    ] {
+        match result {
+            Err(e @ Error::OutOfRange { .. }) => {
+                let Error::OutOfRange {
+                    stones, available, ..
+                } = &e
+                else {
+                    unreachable!()
+                };
+                assert_eq!((*stones, *available), (7, 6));
+                let msg = e.to_string();
+                for needle in ["mancala-tb build", "--rules oware --pits 6", "--stones 7"] {
+                    assert!(msg.contains(needle), "{msg:?} lacks {needle:?}");
+                }
+                assert!(msg.contains(&dir.path().display().to_string()), "{msg}");
+            }
+            other => panic!("7 stones in 0..=6 tables: {other:?}"),
+        }
+    }
+    // The same board with 4 pits per side is not a board of these tables.
+    let small = Position::parse(4, "1,0,0,0/0,0,0,1").unwrap();
+    assert!(matches!(tb.value(&small), Err(Error::Notation(_))));
+    assert!(matches!(tb.move_values(&small), Err(Error::Notation(_))));
+    // No table at all: still a typed error that tells how to build.
+    let kalah = rules(Variant::Kalah, 6);
+    let none = Tablebase::open(dir.path(), kalah).unwrap();
+    assert_eq!(none.max_level(), None);
+    match none.value(&Position::empty(6)) {
+        Err(e @ Error::OutOfRange { available: -1, .. }) => {
+            assert!(
+                e.to_string().contains("mancala-tb build --rules kalah"),
+                "{e}"
+            )
+        }
+        other => panic!("empty directory: {other:?}"),
+    }
+}
+
+/// Which kind of error, for comparisons.
+fn kind(e: &Error) -> &'static str {
+    match e {
+        Error::Notation(_) => "Notation",
+        Error::InvalidRules(_) => "InvalidRules",
+        Error::OutOfRange { .. } => "OutOfRange",
+        Error::Missing { .. } => "Missing",
+        Error::BadMagic { .. } => "BadMagic",
+        Error::UnsupportedVersion { .. } => "UnsupportedVersion",
+        Error::Corrupted { .. } => "Corrupted",
+        Error::WrongRules { .. } => "WrongRules",
+        Error::Io { .. } => "Io",
+    }
+}
+
+/// A directory with oware-6 levels 0..=6 in blocks of 1024 positions
+/// (level 6 has 13 blocks), and its solution.
+fn small_oware() -> (TempDir, Rules, SolvedLevels) {
+    let dir = TempDir::new().unwrap();
+    let rules = rules(Variant::Oware, 6);
+    build_tables(dir.path(), rules, 6, Some(1024));
+    (dir, rules, solve_in_memory(&rules, 6))
+}
+
+/// Opens `path` as level `n` and reads every value; on success the values
+/// must be the right ones.
+fn open_and_read(path: &Path, rules: &Rules, n: u32, solved: &SolvedLevels) -> Result<(), Error> {
+    let t = Table::open(path, Some((rules, n)))?;
+    let values = t.decode_all()?;
+    assert_eq!(values, solved.level(n), "{}: wrong values", path.display());
+    Ok(())
+}
+
+#[test]
+fn truncated_files_are_detected() {
+    let (dir, rules, solved) = small_oware();
+    let path = level_path(dir.path(), &rules, 6);
+    let good = fs::read(&path).unwrap();
+    let len = good.len();
+    let six = level_positions(6, 6);
+    let five = some_position(6, 5);
+    for cut in [len - 1, len / 2, 20, 16, 8, 7, 4, 0] {
+        fs::write(&path, &good[..cut]).unwrap();
+        let expected = if cut < MAGIC.len() {
+            "BadMagic"
+        } else {
+            "Corrupted"
+        };
+        let err = open_and_read(&path, &rules, 6, &solved).unwrap_err();
+        assert_eq!(kind(&err), expected, "cut to {cut} bytes: {err}");
+        assert!(err.to_string().contains(&path.display().to_string()));
+        // Through the tablebase: the file is present, so level 6 is listed,
+        // but the first probe fails; lower levels still answer.
+        let tb = Tablebase::open(dir.path(), rules).unwrap();
+        assert_eq!(tb.max_level(), Some(6));
+        let err = tb.value(&six[six.len() / 3]).unwrap_err();
+        assert_eq!(kind(&err), expected, "cut to {cut} bytes, probe: {err}");
+        // Sowing a from 3,0,0,0,0,0/0,0,0,0,0,3 keeps the level.
+        let err = tb.move_values(&some_position(6, 6)).unwrap_err();
+        assert_eq!(
+            kind(&err),
+            expected,
+            "cut to {cut} bytes, move values: {err}"
+        );
+        assert_eq!(tb.value(&five).unwrap(), solved.value(&five));
+    }
+    // Every truncation of a small file, and trailing garbage.
+    let path = level_path(dir.path(), &rules, 2);
+    let good = fs::read(&path).unwrap();
+    for cut in 0..good.len() {
+        fs::write(&path, &good[..cut]).unwrap();
+        let err = open_and_read(&path, &rules, 2, &solved)
+            .expect_err(&format!("level 2 cut to {cut} bytes was accepted"));
+        let expected = if cut < MAGIC.len() {
+            "BadMagic"
+        } else {
+            "Corrupted"
+        };
+        assert_eq!(kind(&err), expected, "cut to {cut}: {err}");
+    }
+    let mut longer = good.clone();
+    longer.extend_from_slice(b"\0");
+    fs::write(&path, &longer).unwrap();
+    let err = open_and_read(&path, &rules, 2, &solved).unwrap_err();
+    assert_eq!(kind(&err), "Corrupted", "trailing byte: {err}");
+}
+
+/// Where the parts of a table file lie: `(header range, block ranges)`.
+fn layout(path: &Path) -> (std::ops::Range<usize>, Vec<std::ops::Range<usize>>) {
+    let bytes = fs::read(path).unwrap();
+    let blocks = Table::open(path, None).unwrap().header().block_count as usize;
+    let header_len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let header = 16..16 + header_len;
+    let ranges = (0..blocks)
+        .map(|b| {
+            let at = header.end + 16 * b;
+            let offset = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+            let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+            offset..offset + len
+        })
+        .collect();
+    (header, ranges)
+}
+
+fn flip_bit(path: &Path, good: &[u8], byte: usize, bit: u8) {
+    let mut bad = good.to_vec();
+    bad[byte] ^= 1 << bit;
+    fs::write(path, bad).unwrap();
+}
+
+#[test]
+fn a_bit_flip_in_a_data_block_is_detected() {
+    let (dir, rules, solved) = small_oware();
+    let path = level_path(dir.path(), &rules, 6);
+    let good = fs::read(&path).unwrap();
+    let (_, blocks) = layout(&path);
+    assert_eq!(blocks.len(), 13, "level 6 in blocks of 1024");
+    let victim = 5;
+    let range = blocks[victim].clone();
+    flip_bit(&path, &good, (range.start + range.end) / 2, 3);
+
+    let t = Table::open(&path, Some((&rules, 6))).expect("the header is intact");
+    let values = solved.level(6);
+    let inside = victim as u64 * 1024 + 100;
+    let outside = (victim as u64 + 1) * 1024 + 100;
+    let err = t.get(inside).unwrap_err();
+    assert_eq!(kind(&err), "Corrupted", "{err}");
+    assert!(err.to_string().contains("block 5"), "{err}");
+    assert_eq!(t.get(outside).unwrap(), values[outside as usize]);
+    assert_eq!(kind(&t.get(inside).unwrap_err()), "Corrupted", "not cached");
+    assert_eq!(kind(&t.check_file_checksum().unwrap_err()), "Corrupted");
+    assert_eq!(kind(&t.decode_all().unwrap_err()), "Corrupted");
+
+    let tb = Tablebase::open(dir.path(), rules).unwrap();
+    let six = level_positions(6, 6);
+    let err = tb.value(&six[inside as usize]).unwrap_err();
+    assert_eq!(kind(&err), "Corrupted", "{err}");
+    assert_eq!(
+        tb.value(&six[outside as usize]).unwrap(),
+        values[outside as usize] as i32
+    );
+    let err = verify::verify(dir.path(), &rules, None, |_| {}).unwrap_err();
+    assert_eq!(kind(&err), "Corrupted", "verify: {err}");
+
+    // A flip in the whole-file checksum itself: values are still right,
+    // but the file check fails.
+    flip_bit(&path, &good, good.len() - 6, 0);
+    let t = Table::open(&path, Some((&rules, 6))).unwrap();
+    assert_eq!(t.decode_all().unwrap(), values);
+    assert_eq!(kind(&t.check_file_checksum().unwrap_err()), "Corrupted");
+}
+
+/// Runs `body` in a child process (this test binary re-run on test `name`
+/// alone), so that a flip making the library abort fails this test only
+/// instead of killing every test of the binary.
+fn in_child_process(name: &str, body: impl FnOnce()) {
+    const CHILD: &str = "MANCALA_TB_TEST_CHILD";
+    if std::env::var_os(CHILD).is_some() {
+        body();
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--include-ignored", "--test-threads=1"])
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{name} failed in its child process ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Flips every bit of `bytes` of the table at `path` (level `n`) in turn:
+/// each flip must give the error kind `expected(byte)` on open or first
+/// read, or, if it goes unnoticed there, be in the whole-file checksum and
+/// leave every value right.
+fn flip_every_bit(
+    path: &Path,
+    rules: &Rules,
+    n: u32,
+    solved: &SolvedLevels,
+    bytes: std::ops::Range<usize>,
+) {
+    let good = fs::read(path).unwrap();
+    for byte in bytes {
+        for bit in 0..8 {
+            flip_bit(path, &good, byte, bit);
+            let what = format!("level {n}: bit {bit} of byte {byte} of {}", good.len());
+            let expected = match byte {
+                0..8 => "BadMagic",
+                8..12 => "UnsupportedVersion",
+                _ => "Corrupted",
+            };
+            match open_and_read(path, rules, n, solved) {
+                Err(e) => assert_eq!(kind(&e), expected, "{what}: {e}"),
+                // Only the whole-file checksum is outside every other check.
+                Ok(()) => {
+                    assert!(byte >= good.len() - 8, "{what} went unnoticed");
+                    let t = Table::open(path, Some((rules, n))).unwrap();
+                    assert!(t.check_file_checksum().is_err(), "{what}");
+                }
+            }
+        }
+    }
+    fs::write(path, good).unwrap();
+}
+
+#[test]
+fn a_bit_flip_in_the_header_or_block_index_is_detected() {
+    in_child_process(
+        "a_bit_flip_in_the_header_or_block_index_is_detected",
+        || {
+            let (dir, rules, solved) = small_oware();
+            let path = level_path(dir.path(), &rules, 6);
+            let (header, blocks) = layout(&path);
+            // Every bit of the header, the block index and the header checksum.
+            flip_every_bit(&path, &rules, 6, &solved, header.start..blocks[0].start);
+        },
+    );
+}
+
+#[test]
+fn every_bit_flip_outside_the_header_is_an_error_or_harmless() {
+    let (dir, rules, solved) = small_oware();
+    let path = level_path(dir.path(), &rules, 3);
+    let (header, _) = layout(&path);
+    let len = fs::metadata(&path).unwrap().len() as usize;
+    assert!(len < 2000, "level 3 is small: {len} bytes");
+    flip_every_bit(&path, &rules, 3, &solved, 0..header.start);
+    flip_every_bit(&path, &rules, 3, &solved, header.end..len);
+}
+
+/// Every bit of a header flipped in turn. The header is decoded before its
+/// checksum can be checked, so a flipped length prefix once made bincode
+/// try to allocate exabytes and abort the process (bit 0 of byte 52 of
+/// oware-6 level 3: the length of "i8"); the decode is now size-limited.
+/// Runs in a child process so that an abort fails this test alone.
+#[test]
+fn every_bit_flip_in_a_small_header_is_detected() {
+    in_child_process("every_bit_flip_in_a_small_header_is_detected", || {
+        let dir = TempDir::new().unwrap();
+        let rules = rules(Variant::Oware, 6);
+        build_tables(dir.path(), rules, 3, None);
+        let solved = solve_in_memory(&rules, 3);
+        let path = level_path(dir.path(), &rules, 3);
+        let (header, _) = layout(&path);
+        flip_every_bit(&path, &rules, 3, &solved, header);
+    });
+}
+
+#[test]
+fn a_file_of_another_level_or_rule_set_is_rejected() {
+    let (dir, oware, solved) = small_oware();
+    let six = level_path(dir.path(), &oware, 6);
+    let pos6 = some_position(6, 6);
+    // Level 5 renamed into level 6's place.
+    fs::copy(level_path(dir.path(), &oware, 5), &six).unwrap();
+    let tb = Tablebase::open(dir.path(), oware).unwrap();
+    match tb.value(&pos6) {
+        Err(e @ Error::WrongRules { .. }) => {
+            let msg = e.to_string();
+            assert!(msg.contains("oware-6 level 6"), "{msg}");
+            assert!(msg.contains("oware-6 level 5"), "{msg}");
+        }
+        other => panic!("level 5 file as level 6: {other:?}"),
+    }
+    // A Kalah level 6 file in its place.
+    let kalah = rules(Variant::Kalah, 6);
+    build_tables(dir.path(), kalah, 6, None);
+    fs::copy(level_path(dir.path(), &kalah, 6), &six).unwrap();
+    let tb = Tablebase::open(dir.path(), oware).unwrap();
+    match tb.value(&pos6) {
+        Err(e @ Error::WrongRules { .. }) => assert!(e.to_string().contains("kalah-6"), "{e}"),
+        other => panic!("kalah file as oware: {other:?}"),
+    }
+    assert_eq!(tb.value(&some_position(6, 5)).unwrap(), {
+        solved.value(&some_position(6, 5))
+    });
+    // Kalah with and without empty-pit captures are different rule sets.
+    let path = level_path(dir.path(), &kalah, 3);
+    let noempty = kalah.with_empty_capture(false);
+    assert!(matches!(
+        Table::open(&path, Some((&noempty, 3))),
+        Err(Error::WrongRules { .. })
+    ));
+    assert!(Table::open(&path, Some((&kalah, 3))).is_ok());
+}
+
+#[test]
+fn missing_files_are_reported() {
+    let (dir, rules, solved) = small_oware();
+    let tb_before = Tablebase::open(dir.path(), rules).unwrap();
+    let four = level_path(dir.path(), &rules, 4);
+    fs::remove_file(&four).unwrap();
+    // Opened before the file vanished: the first probe says what to build.
+    match tb_before.value(&some_position(6, 4)) {
+        Err(e @ (Error::Missing { .. } | Error::OutOfRange { .. })) => {
+            let msg = e.to_string();
+            assert!(msg.contains("mancala-tb build"), "{msg}");
+            assert!(msg.contains("--stones"), "{msg}");
+        }
+        other => panic!("deleted level 4: {other:?}"),
+    }
+    // Opened after: levels stop at the gap, later files are ignored.
+    let tb = Tablebase::open(dir.path(), rules).unwrap();
+    assert_eq!(tb.max_level(), Some(3));
+    for n in [4, 5, 6] {
+        let err = tb.value(&some_position(6, n)).unwrap_err();
+        assert!(
+            matches!(err, Error::OutOfRange { available: 3, .. }),
+            "{n} stones: {err:?}"
+        );
+    }
+    let three = some_position(6, 3);
+    assert_eq!(tb.value(&three).unwrap(), solved.value(&three));
+    match Table::open(&four, Some((&rules, 4))) {
+        Err(e @ Error::Missing { .. }) => {
+            assert!(e.to_string().contains("--stones 4"), "{e}")
+        }
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+}
+
+#[test]
+fn verify_passes_good_tables_and_finds_wrong_values() {
+    let (dir, rules, solved) = small_oware();
+    let mut seen = Vec::new();
+    let checks = verify::verify(dir.path(), &rules, None, |c| seen.push(c.level)).unwrap();
+    assert_eq!(seen, (0..=6).collect::<Vec<_>>());
+    assert_eq!(checks.len(), 7);
+    for c in &checks {
+        assert!(c.ok(), "level {}: {c:?}", c.level);
+        assert_eq!(c.positions, LevelIndex::new(6, c.level).count());
+    }
+    let checks = verify::verify(dir.path(), &rules, Some(4), |_| {}).unwrap();
+    assert_eq!(checks.len(), 5);
+
+    // One wrong value in level 5, written as a well-formed file.
+    let n = 5;
+    let path = level_path(dir.path(), &rules, n);
+    let original = fs::read(&path).unwrap();
+    let mut values = solved.level(n).to_vec();
+    let at = values.len() / 2;
+    values[at] = if values[at] < n as i8 {
+        values[at] + 1
+    } else {
+        values[at] - 1
+    };
+    let header = Header::for_level(&rules, n, &values, 1024, 3);
+    write_table(&path, &header, &values).unwrap();
+    let t = Table::open(&path, Some((&rules, n))).unwrap();
+    t.check_file_checksum().expect("a well-formed file");
+    let tb = Tablebase::open(dir.path(), rules).unwrap();
+    let pos = LevelIndex::new(6, n).unrank(at as u64);
+    assert_eq!(
+        tb.value(&pos).unwrap(),
+        values[at] as i32,
+        "probes trust the file"
+    );
+
+    let checks = verify::verify(dir.path(), &rules, None, |_| {}).unwrap();
+    assert_eq!(checks.len(), 7);
+    for c in &checks[..5] {
+        assert!(c.ok(), "level {} below the damage: {c:?}", c.level);
+    }
+    let bad = &checks[5];
+    assert!(!bad.ok());
+    assert!(bad.histogram_ok, "the header was written for these values");
+    assert!(bad.mismatches >= 1);
+    let (first, stored, recomputed) = bad.first_mismatch.expect("a mismatch is shown");
+    assert_eq!(first.stones(), n);
+    assert_ne!(stored, recomputed);
+    assert_eq!(stored, values[index::rank(&first) as usize] as i32);
+    if first == pos {
+        assert_eq!(recomputed, solved.value(&pos));
+    }
+
+    // The same values under the original header: the histogram is wrong too.
+    let header = Header::for_level(&rules, n, solved.level(n), 1024, 3);
+    write_table(&path, &header, &values).unwrap();
+    let checks = verify::verify(dir.path(), &rules, Some(n), |_| {}).unwrap();
+    assert!(!checks[5].histogram_ok);
+    assert!(!checks[5].ok());
+
+    // Restored, everything passes again.
+    fs::write(&path, original).unwrap();
+    let checks = verify::verify(dir.path(), &rules, None, |_| {}).unwrap();
+    assert!(checks.iter().all(|c| c.ok()));
+}
+
+fn snapshot(root: &Path, rules: &Rules, max: u32) -> Vec<Vec<u8>> {
+    (0..=max)
+        .map(|n| fs::read(level_path(root, rules, n)).unwrap())
+        .collect()
+}
+
+#[test]
+fn rebuilds_are_deterministic_and_reuse_valid_files() {
+    let dir = TempDir::new().unwrap();
+    let rules = rules(Variant::Oware, 6);
+    build_tables(dir.path(), rules, 8, None);
+    let original = snapshot(dir.path(), &rules, 8);
+
+    // A middle level deleted: only it is rebuilt, byte for byte.
+    fs::remove_file(level_path(dir.path(), &rules, 4)).unwrap();
+    let reports = build_tables(dir.path(), rules, 8, None);
+    for r in &reports {
+        assert_eq!(
+            r.reused,
+            r.level != 4,
+            "level {}: reused {}",
+            r.level,
+            r.reused
+        );
+        if r.reused {
+            assert_eq!(r.seconds, 0.0);
+        }
+    }
+    assert_eq!(snapshot(dir.path(), &rules, 8), original, "rebuild differs");
+
+    // A damaged level is not reused.
+    let five = level_path(dir.path(), &rules, 5);
+    let (_, blocks) = layout(&five);
+    flip_bit(&five, &original[5], blocks[0].start + 3, 6);
+    let reports = build_tables(dir.path(), rules, 8, None);
+    let rebuilt: Vec<u32> = reports
+        .iter()
+        .filter(|r| !r.reused)
+        .map(|r| r.level)
+        .collect();
+    assert_eq!(rebuilt, [5]);
+    assert_eq!(snapshot(dir.path(), &rules, 8), original);
+
+    // Forced: everything rebuilt, nothing changes.
+    let mut options = BuildOptions::new(dir.path(), rules, 8);
+    options.force = true;
+    let reports = build(&options, &Quiet).unwrap();
+    assert!(reports.iter().all(|r| !r.reused));
+    assert_eq!(snapshot(dir.path(), &rules, 8), original);
+
+    // Extending: lower levels reused, new ones equal a fresh build's.
+    let reports = build_tables(dir.path(), rules, 9, None);
+    let rebuilt: Vec<u32> = reports
+        .iter()
+        .filter(|r| !r.reused)
+        .map(|r| r.level)
+        .collect();
+    assert_eq!(rebuilt, [9]);
+    let fresh = TempDir::new().unwrap();
+    build_tables(fresh.path(), rules, 9, None);
+    assert_eq!(
+        fs::read(level_path(dir.path(), &rules, 9)).unwrap(),
+        fs::read(level_path(fresh.path(), &rules, 9)).unwrap()
+    );
+}
+
+#[test]
+fn a_stale_temporary_file_is_not_a_table() {
+    let (dir, rules, _) = small_oware();
+    let tables = tables_dir(dir.path(), &rules);
+    let stale = tables.join("level-007.mtb.tmp");
+    // A killed build may leave a complete-looking copy behind.
+    let mut bytes = fs::read(level_path(dir.path(), &rules, 6)).unwrap();
+    fs::write(&stale, &bytes).unwrap();
+    bytes.truncate(100);
+    fs::write(tables.join("level-003.mtb.tmp"), &bytes).unwrap();
+    let tb = Tablebase::open(dir.path(), rules).unwrap();
+    assert_eq!(tb.max_level(), Some(6));
+    assert!(matches!(
+        tb.value(&some_position(6, 7)),
+        Err(Error::OutOfRange { stones: 7, .. })
+    ));
+    let reports = build_tables(dir.path(), rules, 7, Some(1024));
+    let rebuilt: Vec<u32> = reports
+        .iter()
+        .filter(|r| !r.reused)
+        .map(|r| r.level)
+        .collect();
+    assert_eq!(rebuilt, [7], "level 3 is reused despite its stale .tmp");
+    assert!(!stale.exists(), "the temporary file became the table");
+    let tb = Tablebase::open(dir.path(), rules).unwrap();
+    assert_eq!(tb.max_level(), Some(7));
+    let solved = solve_in_memory(&rules, 7);
+    for pos in level_positions(6, 7).iter().step_by(97) {
+        assert_eq!(tb.value(pos).unwrap(), solved.value(pos));
+    }
+}
+
+#[test]
+fn build_rejects_impossible_options() {
+    let dir = TempDir::new().unwrap();
+    let rules = rules(Variant::Oware, 2);
+    let mut options = BuildOptions::new(dir.path(), rules, 200);
+    assert!(matches!(
+        build(&options, &Quiet),
+        Err(Error::InvalidRules(_))
+    ));
+    options.max_stones = 3;
+    options.block_size = 0;
+    assert!(matches!(
+        build(&options, &Quiet),
+        Err(Error::InvalidRules(_))
+    ));
+}
