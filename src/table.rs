@@ -350,15 +350,20 @@ impl Table {
         }
         let block_size = self.header.block_size as u64;
         let expected = block_size.min(self.header.positions - block * block_size) as usize;
-        let bytes = zstd::bulk::decompress(data, expected)
-            .map_err(|e| self.corrupted(format!("block {block} does not decode: {e}")))?;
-        if bytes.len() != expected {
-            return Err(self.corrupted(format!(
-                "block {block} holds {} values, expected {expected}",
-                bytes.len()
-            )));
+        let mut bytes = vec![0u8; expected];
+        let decoded = DECOMPRESSOR.with(|d| match &mut *d.borrow_mut() {
+            Some(d) => d.decompress_to_buffer(data, &mut bytes[..]),
+            None => Err(std::io::Error::other(
+                "cannot create a zstd decompression context",
+            )),
+        });
+        match decoded {
+            Ok(n) if n == expected => Ok(bytes.into_iter().map(|b| b as i8).collect()),
+            Ok(n) => Err(self.corrupted(format!(
+                "block {block} holds {n} values, expected {expected}"
+            ))),
+            Err(e) => Err(self.corrupted(format!("block {block} does not decode: {e}"))),
         }
-        Ok(bytes.into_iter().map(|b| b as i8).collect())
     }
 
     fn corrupted(&self, what: String) -> Error {
