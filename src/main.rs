@@ -8,6 +8,7 @@ use std::sync::Mutex;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
 use serde_json::{json, Value as Json};
 
 use mancala_tb::build::{self, BuildObserver, BuildOptions, LevelReport};
@@ -246,43 +247,88 @@ fn run_build(args: BuildArgs) -> Result<bool> {
 fn run_query(args: QueryArgs) -> Result<bool> {
     let rules = args.rules.rules()?;
     let tb = Tablebase::open(&args.dir, rules)?;
-    let out = std::io::stdout();
-    let mut out = BufWriter::new(out.lock());
-    let mut all_ok = true;
-    let mut answer = |text: &str, out: &mut BufWriter<std::io::StdoutLock>| -> Result<()> {
-        match analyse(&tb, text) {
-            Ok(a) if args.json => writeln!(out, "{}", a.to_json())?,
-            Ok(a) => writeln!(out, "{}", a.to_text())?,
-            Err(e) => {
-                all_ok = false;
-                if args.json {
-                    writeln!(
-                        out,
-                        "{}",
-                        json!({"position": text, "error": format!("{e:#}")})
-                    )?;
-                } else if args.positions.len() == 1 && args.positions[0] != "-" {
-                    return Err(e);
-                } else {
-                    writeln!(out, "{text}: error: {e:#}")?;
-                }
-            }
-        }
-        Ok(())
-    };
-    for arg in &args.positions {
-        if arg == "-" {
-            for line in std::io::stdin().lock().lines() {
-                let line = line.context("cannot read stdin")?;
-                if !line.trim().is_empty() {
-                    answer(line.trim(), &mut out)?;
-                }
-            }
-        } else {
-            answer(arg, &mut out)?;
+    if let [text] = args.positions.as_slice() {
+        if text != "-" && !args.json {
+            // A lone position: its error is the command's error.
+            out!("{}", analyse(&tb, text)?.to_text());
+            return Ok(true);
         }
     }
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    let mut all_ok = true;
+    for arg in &args.positions {
+        all_ok &= if arg == "-" {
+            answer_stream(&tb, args.json, &mut out)?
+        } else {
+            write_answers(&tb, args.json, std::slice::from_ref(arg), &mut out)?
+        };
+    }
     out.flush()?;
+    Ok(all_ok)
+}
+
+/// Most stdin lines answered in one parallel round.
+const QUERY_BATCH: usize = 1 << 14;
+
+/// Answers positions in parallel and writes the answers in input order, an
+/// error line for each bad one. Returns whether all were answered.
+fn write_answers(
+    tb: &Tablebase,
+    json: bool,
+    texts: &[String],
+    out: &mut impl Write,
+) -> Result<bool> {
+    let answers: Vec<(String, bool)> = texts
+        .par_iter()
+        .map(|text| match analyse(tb, text) {
+            Ok(a) if json => (a.to_json().to_string(), true),
+            Ok(a) => (a.to_text(), true),
+            Err(e) if json => (
+                json!({"position": text, "error": format!("{e:#}")}).to_string(),
+                false,
+            ),
+            Err(e) => (format!("{text}: error: {e:#}"), false),
+        })
+        .collect();
+    for (answer, _) in &answers {
+        writeln!(out, "{answer}")?;
+    }
+    Ok(answers.iter().all(|(_, ok)| *ok))
+}
+
+/// Answers stdin, one line per position. A reader thread feeds the lines;
+/// each round answers every line that has arrived (up to [`QUERY_BATCH`]) in
+/// parallel and flushes, so a pipe is scored at full speed while a program
+/// that writes one line and waits gets its answer at once.
+fn answer_stream(tb: &Tablebase, json: bool, out: &mut impl Write) -> Result<bool> {
+    let (lines, received) =
+        std::sync::mpsc::sync_channel::<std::io::Result<String>>(4 * QUERY_BATCH);
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let failed = line.is_err();
+            if lines.send(line).is_err() || failed {
+                break;
+            }
+        }
+    });
+    let mut all_ok = true;
+    while let Ok(first) = received.recv() {
+        let mut batch = vec![first.context("cannot read stdin")?];
+        while batch.len() < QUERY_BATCH {
+            match received.try_recv() {
+                Ok(line) => batch.push(line.context("cannot read stdin")?),
+                Err(_) => break,
+            }
+        }
+        let texts: Vec<String> = batch
+            .iter()
+            .map(|line| line.trim())
+            .filter(|line| !line.is_empty())
+            .map(str::to_string)
+            .collect();
+        all_ok &= write_answers(tb, json, &texts, out)?;
+        out.flush()?;
+    }
     Ok(all_ok)
 }
 
