@@ -282,7 +282,7 @@ fn write_answers(
         .par_iter()
         .map(|text| match analyse(tb, text) {
             Ok(a) if json => (a.to_json().to_string(), true),
-            Ok(a) => (a.to_text(), true),
+            Ok(a) => (a.to_text() + "\n", true), // a blank line between boards
             Err(e) if json => (
                 json!({"position": text, "error": format!("{e:#}")}).to_string(),
                 false,
@@ -392,7 +392,7 @@ impl Analysis {
             self.value.abs()
         );
         if self.terminal {
-            text += "game over: no legal move\n";
+            text += "game over: no legal move";
         } else {
             let moves: Vec<String> = self
                 .moves
@@ -406,7 +406,7 @@ impl Analysis {
                     )
                 })
                 .collect();
-            text += &format!("moves: {}   (* = best)\n", moves.join("  "));
+            text += &format!("moves: {}   (* = best)", moves.join("  "));
         }
         text
     }
