@@ -4,6 +4,19 @@
 //! only switches the few places where they differ (sowing path, capture
 //! shape, legality, end of game). Children are returned already seen from the
 //! player who moves next, with the stones the move put into the mover's store.
+//!
+//! Where RULES.md leaves room, this is how it is read:
+//! - Oware-family sowing skips the emptied pit on every lap. Wari's "when it
+//!   holds more than 11" is written for six pits; a sowing reaches its own
+//!   pit only with `2P` or more stones, so "always skip" is the same rule for
+//!   every `P`.
+//! - Awari captures with Oware's backward chain but has no void grand slam:
+//!   a capture of every opponent stone starves him, so the move is illegal
+//!   (or, if every move starves him, the game ends with `+n` for the mover).
+//! - A feeding move that captures everything it fed (possible with one pit
+//!   a side, `3/0`) is a grand slam like any other.
+//! - Kalah: a lap that ends in the pit just emptied ends in an empty pit, so
+//!   it captures.
 
 use std::fmt;
 
