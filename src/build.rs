@@ -7,9 +7,13 @@ use std::time::Instant;
 use crate::error::{Error, Result};
 use crate::index::LevelIndex;
 use crate::rules::Rules;
+use crate::scratch::{self, Scratch};
 use crate::solver::{self, SolvedLevels, MAX_LEVEL};
 use crate::table::{self, level_file_name, Header, Table};
 use crate::tablebase::tables_dir;
+
+/// Subdirectory of a rule set's tables holding the build's scratch files.
+pub const SCRATCH_DIR: &str = "scratch";
 
 /// What to build and where.
 #[derive(Clone, Debug)]
@@ -26,6 +30,9 @@ pub struct BuildOptions {
     pub block_size: u32,
     /// zstd compression level.
     pub zstd_level: i32,
+    /// Solved levels of at least this many positions are held as mapped
+    /// scratch files rather than in memory while higher levels are built.
+    pub mapped_min_positions: u64,
 }
 
 impl BuildOptions {
@@ -38,6 +45,7 @@ impl BuildOptions {
             force: false,
             block_size: table::DEFAULT_BLOCK_SIZE,
             zstd_level: table::DEFAULT_ZSTD_LEVEL,
+            mapped_min_positions: scratch::MAPPED_MIN_POSITIONS,
         }
     }
 }
@@ -116,6 +124,7 @@ pub fn build(options: &BuildOptions, observer: &dyn BuildObserver) -> Result<Vec
     // Levels above the last one to build need not be read at all.
     let last_to_build = present.iter().rposition(Option::is_none);
 
+    let scratch = Scratch::create(dir.join(SCRATCH_DIR), options.mapped_min_positions)?;
     let mut solved = SolvedLevels::new();
     let mut reports = Vec::new();
     for (n, existing) in levels.zip(present) {
@@ -123,15 +132,14 @@ pub fn build(options: &BuildOptions, observer: &dyn BuildObserver) -> Result<Vec
         let report = match existing {
             Some(table) => {
                 if needed_in_memory {
-                    solved.push(table.decode_all()?);
+                    scratch.hold_table(&mut solved, &table)?;
                 }
                 reused_report(&table)
             }
             None => {
-                let report = build_level(options, &dir, n, &solved, observer)?;
+                let (report, values) = build_level(options, &dir, n, &solved, observer)?;
                 if needed_in_memory {
-                    let table = Table::open(&dir.join(level_file_name(n)), Some((rules, n)))?;
-                    solved.push(table.decode_all()?);
+                    scratch.hold(&mut solved, n, values)?;
                 }
                 report
             }
@@ -162,13 +170,14 @@ fn reused_report(table: &Table) -> LevelReport {
     }
 }
 
+/// Solves and writes level `n`; returns its report and values.
 fn build_level(
     options: &BuildOptions,
     dir: &std::path::Path,
     n: u32,
     solved: &SolvedLevels,
     observer: &dyn BuildObserver,
-) -> Result<LevelReport> {
+) -> Result<(LevelReport, Vec<i8>)> {
     let rules = &options.rules;
     let positions = LevelIndex::new(rules.pits(), n).count();
     observer.level_started(n, positions, 2 * positions);
@@ -176,7 +185,7 @@ fn build_level(
     let values = solver::solve_level(rules, n, solved, &|done| observer.advanced(done));
     let header = Header::for_level(rules, n, &values, options.block_size, options.zstd_level);
     let bytes = table::write_table(&dir.join(level_file_name(n)), &header, &values)?;
-    Ok(LevelReport {
+    let report = LevelReport {
         level: n,
         positions,
         seconds: start.elapsed().as_secs_f64(),
@@ -184,7 +193,8 @@ fn build_level(
         histogram: header.histogram,
         reused: false,
         peak_rss_bytes: peak_rss_bytes(),
-    })
+    };
+    Ok((report, values))
 }
 
 /// Peak resident set size of this process (Linux `VmHWM`), if known.

@@ -10,6 +10,7 @@ pub mod error;
 pub mod index;
 pub mod position;
 pub mod rules;
+pub mod scratch;
 pub mod solver;
 pub mod table;
 pub mod tablebase;

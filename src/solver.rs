@@ -22,8 +22,17 @@
 //! Each propagation step is parallel twice over: parents are generated from
 //! slices of the frontier, then sorted, and each thread updates a disjoint
 //! range of them, so a position joins the next frontier exactly once.
+//!
+//! Memory: two bytes per position of the level being solved. One byte holds
+//! `max_exit` while the position is undecided and its value once decided;
+//! the other holds the counter and a "decided" flag. Frontiers are processed
+//! in bounded pieces, and lower levels may be memory-mapped files
+//! ([`SolvedLevels::push_mapped`]), so a level far larger than the lower
+//! levels' RAM footprint still builds.
 
 use std::sync::atomic::{AtomicI8, AtomicU8, Ordering::Relaxed};
+
+use memmap2::Mmap;
 
 use rayon::prelude::*;
 
@@ -37,16 +46,28 @@ const NO_EXIT: i8 = i8::MIN;
 const CHUNK: usize = 1 << 14;
 /// Frontier members per unit of parallel work in the propagation.
 const FRONTIER_CHUNK: usize = 1 << 10;
+/// Frontier members whose parents are gathered and sorted at once; bounds
+/// the parent buffer (8 bytes per edge) however large a frontier grows.
+const FRONTIER_PIECE: usize = 1 << 24;
+/// Set in a position's flag byte once its value is decided.
+const DECIDED: u8 = 0x80;
 
 /// The most stones a level may have: values are stored as `i8`.
 pub const MAX_LEVEL: u32 = 127;
 
-/// Solved values of levels `0..=n`, in memory, one `i8` per position in
-/// index order. This is the "fastest form" lower levels are kept in while
-/// higher ones are built.
+/// Values of one solved level, in index order: in memory, or mapped from an
+/// uncompressed scratch file so the OS can page it.
+enum LevelData {
+    Owned(Vec<i8>),
+    Mapped(Mmap),
+}
+
+/// Solved values of levels `0..n`, one `i8` per position in index order.
+/// This is the "fastest form" lower levels are kept in while higher ones are
+/// built.
 #[derive(Default)]
 pub struct SolvedLevels {
-    levels: Vec<Vec<i8>>,
+    levels: Vec<LevelData>,
 }
 
 impl SolvedLevels {
@@ -57,7 +78,12 @@ impl SolvedLevels {
 
     /// Appends the next level (its stone count must equal `len()`).
     pub fn push(&mut self, values: Vec<i8>) {
-        self.levels.push(values);
+        self.levels.push(LevelData::Owned(values));
+    }
+
+    /// Appends the next level as a mapped file of one byte per position.
+    pub fn push_mapped(&mut self, map: Mmap) {
+        self.levels.push(LevelData::Mapped(map));
     }
 
     /// Number of levels held (levels `0..len()`).
@@ -71,14 +97,21 @@ impl SolvedLevels {
     }
 
     /// Values of level `n` in index order.
+    #[inline]
     pub fn level(&self, n: u32) -> &[i8] {
-        &self.levels[n as usize]
+        match &self.levels[n as usize] {
+            LevelData::Owned(values) => values,
+            // SAFETY: i8 and u8 have the same size, alignment and validity.
+            LevelData::Mapped(map) => unsafe {
+                std::slice::from_raw_parts(map.as_ptr() as *const i8, map.len())
+            },
+        }
     }
 
     /// The value of `pos`, whose level must be held.
     #[inline]
     pub fn value(&self, pos: &Position) -> i32 {
-        self.levels[pos.stones() as usize][index::rank(pos) as usize] as i32
+        self.level(pos.stones())[index::rank(pos) as usize] as i32
     }
 }
 
@@ -107,8 +140,53 @@ pub fn solve_level(
     assert!(n <= MAX_LEVEL, "level {n} is above {MAX_LEVEL}");
     assert_eq!(lower.len(), n as usize, "levels must be solved in order");
     let index = LevelIndex::new(rules.pits(), n);
-    let (max_exit, counter) = forward_pass(rules, &index, lower, progress);
-    propagate(rules, n, &max_exit, counter, progress)
+    let mut state = LevelState::new(index.count() as usize);
+    forward_pass(rules, &index, lower, &mut state, progress);
+    propagate(rules, &index, &state, progress);
+    state.into_values()
+}
+
+/// The working state of the level being solved, two bytes per position.
+struct LevelState {
+    /// `max_exit` while undecided, the value once decided.
+    value: Vec<AtomicI8>,
+    /// Same-level children not yet in `W` (low bits) and [`DECIDED`].
+    flags: Vec<AtomicU8>,
+}
+
+impl LevelState {
+    fn new(count: usize) -> LevelState {
+        LevelState {
+            value: (0..count).map(|_| AtomicI8::new(NO_EXIT)).collect(),
+            flags: (0..count).map(|_| AtomicU8::new(0)).collect(),
+        }
+    }
+
+    #[inline]
+    fn decide(&self, at: usize, value: i8) {
+        self.value[at].store(value, Relaxed);
+        self.flags[at].store(self.flags[at].load(Relaxed) | DECIDED, Relaxed);
+    }
+
+    #[inline]
+    fn undecided(&self, at: usize) -> bool {
+        self.flags[at].load(Relaxed) & DECIDED == 0
+    }
+
+    /// The solved values: undecided positions are worth 0 (endless play).
+    fn into_values(self) -> Vec<i8> {
+        let flags: Vec<u8> = self.flags.into_iter().map(AtomicU8::into_inner).collect();
+        let mut values: Vec<i8> = self.value.into_iter().map(AtomicI8::into_inner).collect();
+        values
+            .par_iter_mut()
+            .zip(flags.par_iter())
+            .for_each(|(v, &f)| {
+                if f & DECIDED == 0 {
+                    *v = 0;
+                }
+            });
+        values
+    }
 }
 
 /// Phase 1: `max_exit` and same-level move counts of every position.
@@ -116,15 +194,14 @@ fn forward_pass(
     rules: &Rules,
     index: &LevelIndex,
     lower: &SolvedLevels,
+    state: &mut LevelState,
     progress: &(dyn Fn(u64) + Sync),
-) -> (Vec<i8>, Vec<u8>) {
-    let count = index.count() as usize;
+) {
     let n = index.stones();
-    let mut max_exit = vec![NO_EXIT; count];
-    let mut counter = vec![0u8; count];
-    max_exit
+    state
+        .value
         .par_chunks_mut(CHUNK)
-        .zip(counter.par_chunks_mut(CHUNK))
+        .zip(state.flags.par_chunks_mut(CHUNK))
         .enumerate()
         .for_each(|(chunk, (exits, counts))| {
             let mut pos = index.unrank((chunk * CHUNK) as u64);
@@ -132,13 +209,13 @@ fn forward_pass(
                 if i > 0 {
                     index::advance(&mut pos);
                 }
-                (*exit, *same) = exits_and_stays(rules, n, &pos, lower);
+                let (best, stays) = exits_and_stays(rules, n, &pos, lower);
+                *exit.get_mut() = best;
+                *same.get_mut() = stays;
             }
             progress(exits.len() as u64);
         });
-    (max_exit, counter)
 }
-
 /// The best exit value and the number of same-level moves of one position.
 #[inline]
 fn exits_and_stays(rules: &Rules, n: u32, pos: &Position, lower: &SolvedLevels) -> (i8, u8) {
@@ -165,58 +242,52 @@ fn exits_and_stays(rules: &Rules, n: u32, pos: &Position, lower: &SolvedLevels) 
 /// Phase 2: threshold propagation from `s = n` down to 1.
 fn propagate(
     rules: &Rules,
-    n: u32,
-    max_exit: &[i8],
-    counter: Vec<u8>,
+    index: &LevelIndex,
+    state: &LevelState,
     progress: &(dyn Fn(u64) + Sync),
-) -> Vec<i8> {
-    let counter: Vec<AtomicU8> = counter.into_iter().map(AtomicU8::new).collect();
-    let value: Vec<AtomicI8> = (0..max_exit.len()).map(|_| AtomicI8::new(0)).collect();
-    let index = LevelIndex::new(rules.pits(), n);
+) {
+    let n = index.stones();
+    let count = index.count();
     for s in (1..=n as i32).rev() {
         let s = s as i8;
-        let (mut wins, mut losses) = seed_threshold(s, max_exit, &counter, &value);
+        let (mut wins, mut losses) = seed_threshold(s, state);
         while !wins.is_empty() || !losses.is_empty() {
-            let new_losses = parents_of_wins(rules, &index, s, &wins, max_exit, &counter, &value);
-            wins = parents_of_losses(rules, &index, s, &losses, &value);
+            let new_losses = parents_of_wins(rules, index, s, &wins, state);
+            wins = parents_of_losses(rules, index, s, &losses, state);
             losses = new_losses;
         }
-        let count = max_exit.len() as u64;
         let thresholds = n as u64;
         let done_before = count * (thresholds - s as u64) / thresholds;
         progress(count * (thresholds - s as u64 + 1) / thresholds - done_before);
     }
     if n == 0 {
-        progress(max_exit.len() as u64);
+        progress(count);
     }
-    value.into_iter().map(AtomicI8::into_inner).collect()
 }
 
 /// Positions that enter `W_s` or `L_s` on their own at threshold `s`: an
 /// exit worth exactly `s`, or every same-level child already in `W` and the
 /// best exit worth exactly `−s`.
-fn seed_threshold(
-    s: i8,
-    max_exit: &[i8],
-    counter: &[AtomicU8],
-    value: &[AtomicI8],
-) -> (Vec<u64>, Vec<u64>) {
-    let found: Vec<(Vec<u64>, Vec<u64>)> = max_exit
+fn seed_threshold(s: i8, state: &LevelState) -> (Vec<u64>, Vec<u64>) {
+    let found: Vec<(Vec<u64>, Vec<u64>)> = state
+        .flags
         .par_chunks(CHUNK)
         .enumerate()
-        .map(|(chunk, exits)| {
+        .map(|(chunk, flags)| {
             let base = chunk * CHUNK;
             let (mut wins, mut losses) = (Vec::new(), Vec::new());
-            for (i, &exit) in exits.iter().enumerate() {
-                let at = base + i;
-                if value[at].load(Relaxed) != 0 {
+            for (i, flag) in flags.iter().enumerate() {
+                let flag = flag.load(Relaxed);
+                if flag & DECIDED != 0 {
                     continue;
                 }
+                let at = base + i;
+                let exit = state.value[at].load(Relaxed);
                 if exit == s {
-                    value[at].store(s, Relaxed);
+                    state.decide(at, s);
                     wins.push(at as u64);
-                } else if exit == -s && counter[at].load(Relaxed) == 0 {
-                    value[at].store(-s, Relaxed);
+                } else if exit == -s && flag == 0 {
+                    state.decide(at, -s);
                     losses.push(at as u64);
                 }
             }
@@ -235,21 +306,24 @@ fn parents_of_wins(
     index: &LevelIndex,
     s: i8,
     wins: &[u64],
-    max_exit: &[i8],
-    counter: &[AtomicU8],
-    value: &[AtomicI8],
+    state: &LevelState,
 ) -> Vec<u64> {
-    let parents = sorted_parents(rules, index, wins);
-    for_each_parent_run(&parents, |at, edges| {
-        let left = counter[at].load(Relaxed) - edges;
-        counter[at].store(left, Relaxed);
-        if left == 0 && value[at].load(Relaxed) == 0 && max_exit[at] <= -s {
-            value[at].store(-s, Relaxed);
-            true
-        } else {
-            false
-        }
-    })
+    let mut lost = Vec::new();
+    for piece in wins.chunks(FRONTIER_PIECE) {
+        let parents = sorted_parents(rules, index, piece);
+        lost.extend(for_each_parent_run(&parents, |at, edges| {
+            let flag = state.flags[at].load(Relaxed) - edges;
+            state.flags[at].store(flag, Relaxed);
+            // `flag == 0`: undecided and no child left outside `W`.
+            if flag == 0 && state.value[at].load(Relaxed) <= -s {
+                state.decide(at, -s);
+                true
+            } else {
+                false
+            }
+        }));
+    }
+    lost
 }
 
 /// Every same-level parent of a new `L` member can move there: it wins `s`.
@@ -258,18 +332,21 @@ fn parents_of_losses(
     index: &LevelIndex,
     s: i8,
     losses: &[u64],
-    value: &[AtomicI8],
+    state: &LevelState,
 ) -> Vec<u64> {
-    let parents = sorted_parents(rules, index, losses);
-    for_each_parent_run(&parents, |at, _| {
-        let undecided = value[at].load(Relaxed) == 0;
-        if undecided {
-            value[at].store(s, Relaxed);
-        }
-        undecided
-    })
+    let mut won = Vec::new();
+    for piece in losses.chunks(FRONTIER_PIECE) {
+        let parents = sorted_parents(rules, index, piece);
+        won.extend(for_each_parent_run(&parents, |at, _| {
+            let undecided = state.undecided(at);
+            if undecided {
+                state.decide(at, s);
+            }
+            undecided
+        }));
+    }
+    won
 }
-
 /// The same-level parents of every frontier member, one entry per edge,
 /// sorted. Sorting turns the random updates that follow into a sweep in
 /// index order, and lets each thread own a disjoint range of positions, so

@@ -325,11 +325,24 @@ impl Table {
 
     /// Decodes every value of the table, in parallel.
     pub fn decode_all(&self) -> Result<Vec<i8>> {
-        let blocks: Vec<Vec<i8>> = (0..self.blocks.len() as u64)
-            .into_par_iter()
-            .map(|b| self.decode_block(b))
-            .collect::<Result<_>>()?;
-        Ok(blocks.concat())
+        let mut values = vec![0i8; self.header.positions as usize];
+        self.decode_into(&mut values)?;
+        Ok(values)
+    }
+
+    /// Decodes every value into `out` (exactly one slot per position), in
+    /// parallel, without any other allocation of the level's size.
+    pub fn decode_into(&self, out: &mut [i8]) -> Result<()> {
+        if out.len() as u64 != self.header.positions {
+            return Err(self.corrupted(format!(
+                "{} positions do not fit {} slots",
+                self.header.positions,
+                out.len()
+            )));
+        }
+        out.par_chunks_mut(self.header.block_size as usize)
+            .enumerate()
+            .try_for_each(|(block, values)| self.decode_block_into(block as u64, values))
     }
 
     /// Checks the CRC-32 of the whole file.
@@ -343,22 +356,32 @@ impl Table {
     }
 
     fn decode_block(&self, block: u64) -> Result<Vec<i8>> {
+        let block_size = self.header.block_size as u64;
+        let len = block_size.min(self.header.positions - block * block_size) as usize;
+        let mut values = vec![0i8; len];
+        self.decode_block_into(block, &mut values)?;
+        Ok(values)
+    }
+
+    /// Decodes block `block` into `out`, which must be exactly its length.
+    fn decode_block_into(&self, block: u64, out: &mut [i8]) -> Result<()> {
         let BlockEntry { offset, len, crc } = self.blocks[block as usize];
         let data = &self.map[offset as usize..offset as usize + len as usize];
         if crc32fast::hash(data) != crc {
             return Err(self.corrupted(format!("block {block} checksum mismatch")));
         }
-        let block_size = self.header.block_size as u64;
-        let expected = block_size.min(self.header.positions - block * block_size) as usize;
-        let mut bytes = vec![0u8; expected];
+        let expected = out.len();
+        // SAFETY: i8 and u8 have the same size, alignment and validity.
+        let bytes =
+            unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut u8, expected) };
         let decoded = DECOMPRESSOR.with(|d| match &mut *d.borrow_mut() {
-            Some(d) => d.decompress_to_buffer(data, &mut bytes[..]),
+            Some(d) => d.decompress_to_buffer(data, bytes),
             None => Err(std::io::Error::other(
                 "cannot create a zstd decompression context",
             )),
         });
         match decoded {
-            Ok(n) if n == expected => Ok(bytes.into_iter().map(|b| b as i8).collect()),
+            Ok(n) if n == expected => Ok(()),
             Ok(n) => Err(self.corrupted(format!(
                 "block {block} holds {n} values, expected {expected}"
             ))),

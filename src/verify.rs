@@ -14,8 +14,13 @@ use crate::error::Result;
 use crate::index::{self, LevelIndex};
 use crate::position::Position;
 use crate::rules::{Rules, Successors};
+use crate::scratch::{Scratch, MAPPED_MIN_POSITIONS};
 use crate::solver::SolvedLevels;
 use crate::table::{self, level_file_name, Table};
+
+/// Subdirectory of a rule set's tables holding verification scratch files
+/// (apart from the build's, so both may run at once).
+const VERIFY_SCRATCH_DIR: &str = "verify-scratch";
 use crate::tablebase::tables_dir;
 
 /// The outcome of verifying one level.
@@ -57,14 +62,14 @@ pub fn verify(
             .last()
             .unwrap_or(0),
     };
+    let scratch = Scratch::create(dir.join(VERIFY_SCRATCH_DIR), MAPPED_MIN_POSITIONS)?;
     let mut solved = SolvedLevels::new();
     let mut checks = Vec::new();
     for n in 0..=last {
         let table = Table::open(&dir.join(level_file_name(n)), Some((rules, n)))?;
         table.check_file_checksum()?;
-        let values = table.decode_all()?;
-        let histogram_ok = table::histogram(&values) == table.header().histogram;
-        solved.push(values);
+        scratch.hold_table(&mut solved, &table)?;
+        let histogram_ok = table::histogram(solved.level(n)) == table.header().histogram;
         let check = check_level(rules, n, &solved, histogram_ok);
         report(&check);
         checks.push(check);

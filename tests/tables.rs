@@ -723,3 +723,30 @@ fn build_rejects_impossible_options() {
         Err(Error::InvalidRules(_))
     ));
 }
+
+/// Lower levels held as mapped scratch files (as large builds do) give the
+/// same tables as lower levels held in memory, from scratch and on resume,
+/// and the scratch directory is gone afterwards.
+#[test]
+fn mapped_lower_levels_give_identical_tables() {
+    let rules = rules(Variant::Awari, 6);
+    let in_memory = TempDir::new().unwrap();
+    build_tables(in_memory.path(), rules, 9, None);
+    let mapped = TempDir::new().unwrap();
+    let mut options = BuildOptions::new(mapped.path(), rules, 9);
+    options.mapped_min_positions = 0;
+    build(&options, &Quiet).unwrap();
+    assert_eq!(
+        snapshot(mapped.path(), &rules, 9),
+        snapshot(in_memory.path(), &rules, 9)
+    );
+    // Resuming decodes the present levels into mapped files.
+    fs::remove_file(level_path(mapped.path(), &rules, 9)).unwrap();
+    build(&options, &Quiet).unwrap();
+    assert_eq!(
+        snapshot(mapped.path(), &rules, 9),
+        snapshot(in_memory.path(), &rules, 9)
+    );
+    let tables = tables_dir(mapped.path(), &rules);
+    assert!(!tables.join(mancala_tb::build::SCRATCH_DIR).exists());
+}
