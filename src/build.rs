@@ -65,7 +65,8 @@ pub struct LevelReport {
     pub histogram: Vec<(i8, u64)>,
     /// The file was present and valid, so it was not rebuilt.
     pub reused: bool,
-    /// Peak resident memory of the process so far, where the OS tells it.
+    /// Peak resident memory while the level was built (the process's peak so
+    /// far for a reused level), where the OS tells it.
     pub peak_rss_bytes: Option<u64>,
 }
 
@@ -181,6 +182,7 @@ fn build_level(
     let rules = &options.rules;
     let positions = LevelIndex::new(rules.pits(), n).count();
     observer.level_started(n, positions, 2 * positions);
+    reset_peak_rss();
     let start = Instant::now();
     let values = solver::solve_level(rules, n, solved, &|done| observer.advanced(done));
     let header = Header::for_level(rules, n, &values, options.block_size, options.zstd_level);
@@ -197,7 +199,14 @@ fn build_level(
     Ok((report, values))
 }
 
-/// Peak resident set size of this process (Linux `VmHWM`), if known.
+/// Starts a new peak-RSS measurement (Linux: `clear_refs` mode 5), so each
+/// level reports its own peak. Elsewhere the peak stays cumulative.
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// Peak resident set size of this process (Linux `VmHWM`) since the last
+/// reset, if known.
 pub fn peak_rss_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;

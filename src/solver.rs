@@ -48,7 +48,12 @@ const CHUNK: usize = 1 << 14;
 const FRONTIER_CHUNK: usize = 1 << 10;
 /// Frontier members whose parents are gathered and sorted at once; bounds
 /// the parent buffer (8 bytes per edge) however large a frontier grows.
-const FRONTIER_PIECE: usize = 1 << 24;
+/// Tiny in debug builds, so the tests exercise frontiers cut into pieces.
+const FRONTIER_PIECE: usize = if cfg!(debug_assertions) {
+    1 << 6
+} else {
+    1 << 24
+};
 /// Set in a position's flag byte once its value is decided.
 const DECIDED: u8 = 0x80;
 
