@@ -257,14 +257,26 @@ fn run_query(args: QueryArgs) -> Result<bool> {
     let mut out = BufWriter::new(std::io::stdout().lock());
     let mut all_ok = true;
     for arg in &args.positions {
-        all_ok &= if arg == "-" {
-            answer_stream(&tb, args.json, &mut out)?
-        } else {
-            write_answers(&tb, args.json, std::slice::from_ref(arg), &mut out)?
+        all_ok &= match (arg.as_str(), args.json) {
+            ("-", true) => answer_stream(&tb, Format::Json, &mut out)?,
+            ("-", false) => answer_stream(&tb, Format::Line, &mut out)?,
+            (_, true) => write_answers(&tb, Format::Json, std::slice::from_ref(arg), &mut out)?,
+            (_, false) => write_answers(&tb, Format::Board, std::slice::from_ref(arg), &mut out)?,
         };
     }
     out.flush()?;
     Ok(all_ok)
+}
+
+/// How a query answer is printed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Format {
+    /// Board picture, value and moves (positions given as arguments).
+    Board,
+    /// One line per position (positions read from stdin).
+    Line,
+    /// One JSON object per line.
+    Json,
 }
 
 /// Most stdin lines answered in one parallel round.
@@ -274,20 +286,21 @@ const QUERY_BATCH: usize = 1 << 14;
 /// error line for each bad one. Returns whether all were answered.
 fn write_answers(
     tb: &Tablebase,
-    json: bool,
+    format: Format,
     texts: &[String],
     out: &mut impl Write,
 ) -> Result<bool> {
     let answers: Vec<(String, bool)> = texts
         .par_iter()
-        .map(|text| match analyse(tb, text) {
-            Ok(a) if json => (a.to_json().to_string(), true),
-            Ok(a) => (a.to_text() + "\n", true), // a blank line between boards
-            Err(e) if json => (
+        .map(|text| match (analyse(tb, text), format) {
+            (Ok(a), Format::Json) => (a.to_json().to_string(), true),
+            (Ok(a), Format::Line) => (a.to_line(), true),
+            (Ok(a), Format::Board) => (a.to_text() + "\n", true), // a blank line between boards
+            (Err(e), Format::Json) => (
                 json!({"position": text, "error": format!("{e:#}")}).to_string(),
                 false,
             ),
-            Err(e) => (format!("{text}: error: {e:#}"), false),
+            (Err(e), _) => (format!("{text} error: {e:#}"), false),
         })
         .collect();
     for (answer, _) in &answers {
@@ -300,7 +313,7 @@ fn write_answers(
 /// each round answers every line that has arrived (up to [`QUERY_BATCH`]) in
 /// parallel and flushes, so a pipe is scored at full speed while a program
 /// that writes one line and waits gets its answer at once.
-fn answer_stream(tb: &Tablebase, json: bool, out: &mut impl Write) -> Result<bool> {
+fn answer_stream(tb: &Tablebase, format: Format, out: &mut impl Write) -> Result<bool> {
     let (lines, received) =
         std::sync::mpsc::sync_channel::<std::io::Result<String>>(4 * QUERY_BATCH);
     std::thread::spawn(move || {
@@ -326,7 +339,7 @@ fn answer_stream(tb: &Tablebase, json: bool, out: &mut impl Write) -> Result<boo
             .filter(|line| !line.is_empty())
             .map(str::to_string)
             .collect();
-        all_ok &= write_answers(tb, json, &texts, out)?;
+        all_ok &= write_answers(tb, format, &texts, out)?;
         out.flush()?;
     }
     Ok(all_ok)
@@ -373,6 +386,29 @@ impl Analysis {
         })
     }
 
+    /// One line for batches: position, value, then each move as
+    /// `letter:value` with `*` on the best ones (`-` when the game is over).
+    fn to_line(&self) -> String {
+        let moves: Vec<String> = self
+            .moves
+            .iter()
+            .map(|m| {
+                format!(
+                    "{}:{:+}{}",
+                    m.letter(),
+                    m.value,
+                    if m.value == self.value { "*" } else { "" }
+                )
+            })
+            .collect();
+        let moves = if moves.is_empty() {
+            "-".to_string()
+        } else {
+            moves.join(" ")
+        };
+        format!("{} {:+} {moves}", self.position, self.value)
+    }
+
     fn to_text(&self) -> String {
         let mut text = format!(
             "{}  ({}, {} stones)\n{}\n",
@@ -381,16 +417,14 @@ impl Analysis {
             self.position.stones(),
             self.position.picture()
         );
-        let verdict = match self.value {
-            v if v > 0 => "the mover wins",
-            0 => "even",
-            _ => "the mover loses",
+        text += &match self.value {
+            0 => "value: 0 (an even split of the remaining stones)\n".to_string(),
+            v => format!(
+                "value: {v:+} (the mover {} by {} of the remaining stones)\n",
+                if v > 0 { "wins" } else { "loses" },
+                v.abs()
+            ),
         };
-        text += &format!(
-            "value: {:+} ({verdict} by {} of the remaining stones)\n",
-            self.value,
-            self.value.abs()
-        );
         if self.terminal {
             text += "game over: no legal move";
         } else {

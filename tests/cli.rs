@@ -143,7 +143,7 @@ fn query_shows_the_board_value_and_moves() {
         matches!((top, bottom), (Some(t), Some(b)) if t < b),
         "board picture:\n{out}"
     );
-    assert!(out.contains(&format!("value: {value:+}")), "{out}");
+    assert!(out.contains(&value_line(value)), "{out}");
     // No move of a, b, c reaches the empty opponent row: the game is over
     // and the mover keeps his 10 stones.
     assert_eq!(value, 10);
@@ -155,7 +155,7 @@ fn query_shows_the_board_value_and_moves() {
     let out = ok(&["query", "--dir", &path, text]);
     let pos = Position::parse(6, text).unwrap();
     let value = tb.value(&pos).unwrap();
-    assert!(out.contains(&format!("value: {value:+}")), "{out}");
+    assert!(out.contains(&value_line(value)), "{out}");
     let moves = out
         .lines()
         .find(|l| l.starts_with("moves:"))
@@ -237,6 +237,60 @@ fn query_reads_positions_from_stdin_in_order() {
     for (answer, text) in answers.iter().zip(texts) {
         assert_answer_matches(answer, &tb, text);
     }
+}
+
+/// Without `--json`, stdin gets one line per position: notation, value,
+/// then `letter:value` per move with `*` on the best; a bad line gets an
+/// error line in its place and the exit status says so.
+#[test]
+fn query_stdin_text_answers_one_line_each() {
+    let (dir, path) = built(8);
+    let tb = Tablebase::open(dir.path(), oware()).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mancala-tb"))
+        .args(["query", "--dir", &path, "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = "1,0,3,0,2,0/0,2,0,0,0,0\nnot a board\n4,2,2,0,0,0/0,0,0,0,0,0\n";
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    let pos = Position::parse(6, "1,0,3,0,2,0/0,2,0,0,0,0").unwrap();
+    let value = tb.value(&pos).unwrap();
+    let moves: Vec<String> = tb
+        .move_values(&pos)
+        .unwrap()
+        .iter()
+        .map(|m| {
+            format!(
+                "{}:{:+}{}",
+                m.letter(),
+                m.value,
+                if m.value == value { "*" } else { "" }
+            )
+        })
+        .collect();
+    assert_eq!(
+        lines[0],
+        format!("1,0,3,0,2,0/0,2,0,0,0,0 {value:+} {}", moves.join(" "))
+    );
+    assert!(
+        lines[1].starts_with("not a board error: bad position"),
+        "{}",
+        lines[1]
+    );
+    // No legal move: the game is over, shown as `-`.
+    assert_eq!(lines[2], "4,2,2,0,0,0/0,0,0,0,0,0 +8 -");
 }
 
 #[test]
@@ -384,4 +438,12 @@ fn awari_matches_the_published_value() {
         .collect();
     assert_eq!(values, [-1, -1, -2, -2, -2, 0]);
     assert_answer_matches(&answers[0], &tb, text);
+}
+
+/// How the board view states a value: signed, except an even split.
+fn value_line(value: i32) -> String {
+    match value {
+        0 => "value: 0 (an even split".to_string(),
+        v => format!("value: {v:+} (the mover"),
+    }
 }
