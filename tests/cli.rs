@@ -447,3 +447,60 @@ fn value_line(value: i32) -> String {
         v => format!("value: {v:+} (the mover"),
     }
 }
+
+/// A build killed with SIGKILL in the middle of a level leaves no file that
+/// looks complete, and the restarted build finishes with tables identical
+/// byte for byte (so with identical checksums) to an uninterrupted build.
+#[test]
+fn a_build_killed_mid_level_resumes_to_identical_tables() {
+    const TOP: u32 = 15;
+    let (reference, _) = built(TOP);
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().to_str().unwrap().to_string();
+    let tables = tables_dir(dir.path(), &oware());
+    let build_args = [
+        "build", "--rules", "oware", "--stones", "15", "--dir", &path,
+    ];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mancala-tb"))
+        .args(build_args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the build is inside the last level, then kill it.
+    let started = std::time::Instant::now();
+    while !tables.join(level_file_name(TOP - 1)).exists() {
+        assert!(
+            started.elapsed().as_secs() < 120,
+            "the build never reached level {}",
+            TOP - 1
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let still_running = child.try_wait().unwrap().is_none();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        still_running,
+        "the build finished before it could be killed"
+    );
+    assert!(
+        !tables.join(level_file_name(TOP)).exists(),
+        "a killed level must not leave a finished-looking file"
+    );
+    let tb = Tablebase::open(dir.path(), oware()).unwrap();
+    assert_eq!(tb.max_level(), Some(TOP - 1));
+
+    ok(&build_args);
+    let reference_tables = tables_dir(reference.path(), &oware());
+    for n in 0..=TOP {
+        let name = level_file_name(n);
+        assert_eq!(
+            fs::read(tables.join(&name)).unwrap(),
+            fs::read(reference_tables.join(&name)).unwrap(),
+            "{name} differs after the restart"
+        );
+    }
+    ok(&["verify", "--dir", &path]);
+}
