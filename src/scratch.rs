@@ -49,10 +49,7 @@ impl Scratch {
             return Ok(());
         }
         let mut map = self.new_level_file(n, values.len())?;
-        // SAFETY: i8 and u8 have the same size, alignment and validity.
-        map.copy_from_slice(unsafe {
-            std::slice::from_raw_parts(values.as_ptr() as *const u8, values.len())
-        });
+        map.copy_from_slice(bytemuck::cast_slice(&values));
         drop(values);
         solved.push_mapped(self.read_only(n, map)?);
         Ok(())
@@ -66,10 +63,7 @@ impl Scratch {
             return Ok(());
         }
         let mut map = self.new_level_file(header.level, header.positions as usize)?;
-        // SAFETY: i8 and u8 have the same size, alignment and validity.
-        let slots =
-            unsafe { std::slice::from_raw_parts_mut(map.as_mut_ptr() as *mut i8, map.len()) };
-        table.decode_into(slots)?;
+        table.decode_into(bytemuck::cast_slice_mut(&mut map[..]))?;
         solved.push_mapped(self.read_only(header.level, map)?);
         Ok(())
     }

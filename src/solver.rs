@@ -106,10 +106,7 @@ impl SolvedLevels {
     pub fn level(&self, n: u32) -> &[i8] {
         match &self.levels[n as usize] {
             LevelData::Owned(values) => values,
-            // SAFETY: i8 and u8 have the same size, alignment and validity.
-            LevelData::Mapped(map) => unsafe {
-                std::slice::from_raw_parts(map.as_ptr() as *const i8, map.len())
-            },
+            LevelData::Mapped(map) => bytemuck::cast_slice(map),
         }
     }
 
@@ -221,6 +218,7 @@ fn forward_pass(
             progress(exits.len() as u64);
         });
 }
+
 /// The best exit value and the number of same-level moves of one position.
 #[inline]
 fn exits_and_stays(rules: &Rules, n: u32, pos: &Position, lower: &SolvedLevels) -> (i8, u8) {
@@ -352,6 +350,7 @@ fn parents_of_losses(
     }
     won
 }
+
 /// The same-level parents of every frontier member, one entry per edge,
 /// sorted. Sorting turns the random updates that follow into a sweep in
 /// index order, and lets each thread own a disjoint range of positions, so

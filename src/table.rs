@@ -168,7 +168,7 @@ pub fn write_table(path: &Path, header: &Header, values: &[i8]) -> Result<u64> {
     let blocks: Vec<Vec<u8>> = values
         .par_chunks(block_size)
         .map(|chunk| {
-            let bytes: &[u8] = bytemuck_i8(chunk);
+            let bytes: &[u8] = bytemuck::cast_slice(chunk);
             zstd::bulk::compress(bytes, header.zstd_level)
                 .expect("zstd compression into memory cannot fail")
         })
@@ -217,12 +217,6 @@ pub fn write_table(path: &Path, header: &Header, values: &[i8]) -> Result<u64> {
         }
     }
     Ok(bytes)
-}
-
-/// Views `i8` values as the bytes that store them.
-fn bytemuck_i8(values: &[i8]) -> &[u8] {
-    // SAFETY: i8 and u8 have the same size, alignment and validity.
-    unsafe { std::slice::from_raw_parts(values.as_ptr() as *const u8, values.len()) }
 }
 
 /// Where one compressed block lies: offset, length, CRC-32.
@@ -371,9 +365,7 @@ impl Table {
             return Err(self.corrupted(format!("block {block} checksum mismatch")));
         }
         let expected = out.len();
-        // SAFETY: i8 and u8 have the same size, alignment and validity.
-        let bytes =
-            unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut u8, expected) };
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
         let decoded = DECOMPRESSOR.with(|d| match &mut *d.borrow_mut() {
             Some(d) => d.decompress_to_buffer(data, bytes),
             None => Err(std::io::Error::other(
