@@ -15,16 +15,17 @@ use crate::position::{Position, MAX_PITS, MAX_STONES};
 const BINOM_ROWS: usize = MAX_STONES as usize + 2 * MAX_PITS + 1;
 const BINOM_COLS: usize = 2 * MAX_PITS + 1;
 
-/// `C(a, b)` for every `a`, `b` the index can need, saturating at `u64::MAX`
-/// (levels that large are rejected before they are built).
-fn binomials() -> &'static [[u64; BINOM_COLS]; BINOM_ROWS] {
-    static TABLE: OnceLock<Box<[[u64; BINOM_COLS]; BINOM_ROWS]>> = OnceLock::new();
+/// `C(a, c)` for every `a`, `c` the index can need, stored by column
+/// (`table[c][a]`) so that unranking scans one contiguous column; saturating
+/// at `u64::MAX` (levels that large are rejected before they are built).
+fn binomials() -> &'static [[u64; BINOM_ROWS]; BINOM_COLS] {
+    static TABLE: OnceLock<Box<[[u64; BINOM_ROWS]; BINOM_COLS]>> = OnceLock::new();
     TABLE.get_or_init(|| {
-        let mut t = Box::new([[0u64; BINOM_COLS]; BINOM_ROWS]);
+        let mut t = Box::new([[0u64; BINOM_ROWS]; BINOM_COLS]);
         for a in 0..BINOM_ROWS {
-            t[a][0] = 1;
-            for b in 1..BINOM_COLS.min(a + 1) {
-                t[a][b] = t[a - 1][b - 1].saturating_add(if b < a { t[a - 1][b] } else { 0 });
+            t[0][a] = 1;
+            for c in 1..BINOM_COLS.min(a + 1) {
+                t[c][a] = t[c - 1][a - 1].saturating_add(if c < a { t[c][a - 1] } else { 0 });
             }
         }
         t
@@ -36,7 +37,7 @@ pub fn binomial(a: usize, b: usize) -> u64 {
     if b > a {
         0
     } else {
-        binomials()[a][b]
+        binomials()[b][a]
     }
 }
 
@@ -90,11 +91,12 @@ impl LevelIndex {
         let mut upper = self.stones as usize + k - 1; // exclusive bound for b_{k-2}
         let mut next_bar = upper;
         for i in (0..k - 1).rev() {
-            let mut b = upper - 1;
-            while t[b][i + 1] > index {
-                b -= 1;
-            }
-            index -= t[b][i + 1];
+            let column = &t[i + 1][..upper];
+            let b = column
+                .iter()
+                .rposition(|&c| c <= index)
+                .expect("C(i, i + 1) = 0 is always small enough");
+            index -= column[b];
             cells[i + 1] = (next_bar - b - 1) as u8;
             next_bar = b;
             upper = b;
@@ -113,7 +115,7 @@ pub fn rank(pos: &Position) -> u64 {
     let mut r = 0u64;
     for (i, &c) in cells[..cells.len() - 1].iter().enumerate() {
         prefix += c as usize;
-        r += t[prefix + i][i + 1];
+        r += t[i + 1][prefix + i];
     }
     r
 }
