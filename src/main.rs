@@ -89,6 +89,9 @@ struct QueryArgs {
     /// One JSON object per position instead of a board picture.
     #[arg(long)]
     json: bool,
+    /// Memory for decoded table blocks, in MiB (an LRU cache).
+    #[arg(long, default_value_t = 32)]
+    cache_mib: usize,
     /// Positions such as 4,4,4,0,0,0/0,0,0,0,0,0 (mover's row first); `-`
     /// reads one position per line from stdin.
     #[arg(required = true)]
@@ -246,7 +249,7 @@ fn run_build(args: BuildArgs) -> Result<bool> {
 
 fn run_query(args: QueryArgs) -> Result<bool> {
     let rules = args.rules.rules()?;
-    let tb = Tablebase::open(&args.dir, rules)?;
+    let tb = Tablebase::open_with_cache(&args.dir, rules, args.cache_mib << 20)?;
     if let [text] = args.positions.as_slice() {
         if text != "-" && !args.json {
             // A lone position: its error is the command's error.

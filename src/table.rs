@@ -27,7 +27,6 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 
 use memmap2::{Advice, Mmap};
 use rayon::prelude::*;
@@ -54,8 +53,6 @@ pub const CYCLES_EVEN: &str = "even";
 pub const DEFAULT_BLOCK_SIZE: u32 = 1 << 12;
 /// zstd level used by `build`: decoding speed barely depends on it.
 pub const DEFAULT_ZSTD_LEVEL: i32 = 9;
-/// Decoded blocks kept per open table.
-const CACHE_SLOTS: usize = 64;
 const INDEX_ENTRY: usize = 16;
 /// The most bytes a header may decode to.
 const HEADER_LIMIT: usize = 1 << 16;
@@ -227,16 +224,12 @@ struct BlockEntry {
     crc: u32,
 }
 
-/// One slot of the decoded-block cache: block number and its values.
-type CacheSlot = Mutex<Option<(u64, Arc<[i8]>)>>;
-
 /// An open, validated table file.
 pub struct Table {
     path: PathBuf,
     map: Mmap,
     header: Header,
     blocks: Vec<BlockEntry>,
-    cache: Box<[CacheSlot]>,
 }
 
 impl Table {
@@ -270,13 +263,11 @@ impl Table {
             }
         }
         let _ = map.advise(Advice::Random);
-        let cache = (0..CACHE_SLOTS).map(|_| Mutex::new(None)).collect();
         Ok(Table {
             path: path.to_path_buf(),
             map,
             header,
             blocks,
-            cache,
         })
     }
 
@@ -295,8 +286,8 @@ impl Table {
         self.map.len() as u64
     }
 
-    /// The value stored for index `at`.
-    pub fn get(&self, at: u64) -> Result<i8> {
+    /// The block holding index `at`, and `at`'s offset in it.
+    pub fn locate(&self, at: u64) -> Result<(u64, usize)> {
         if at >= self.header.positions {
             return Err(self.corrupted(format!(
                 "index {at} beyond {} positions",
@@ -304,17 +295,14 @@ impl Table {
             )));
         }
         let block_size = self.header.block_size as u64;
-        let block = at / block_size;
-        let slot = &self.cache[(block % CACHE_SLOTS as u64) as usize];
-        if let Some((cached, values)) = &*slot.lock().unwrap_or_else(|e| e.into_inner()) {
-            if *cached == block {
-                return Ok(values[(at % block_size) as usize]);
-            }
-        }
-        let values: Arc<[i8]> = self.decode_block(block)?.into();
-        let value = values[(at % block_size) as usize];
-        *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some((block, values));
-        Ok(value)
+        Ok((at / block_size, (at % block_size) as usize))
+    }
+
+    /// The value stored for index `at`, decoding its block (no caching:
+    /// [`crate::Tablebase`] keeps decoded blocks).
+    pub fn get(&self, at: u64) -> Result<i8> {
+        let (block, offset) = self.locate(at)?;
+        Ok(self.decode_block(block)?[offset])
     }
 
     /// Decodes every value of the table, in parallel.
@@ -349,7 +337,8 @@ impl Table {
         Ok(())
     }
 
-    fn decode_block(&self, block: u64) -> Result<Vec<i8>> {
+    /// Decodes block `block`, checking its CRC.
+    pub fn decode_block(&self, block: u64) -> Result<Vec<i8>> {
         let block_size = self.header.block_size as u64;
         let len = block_size.min(self.header.positions - block * block_size) as usize;
         let mut values = vec![0i8; len];

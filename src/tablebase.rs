@@ -1,14 +1,24 @@
 //! Probing: exact values from memory-mapped tables.
 
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use lru::LruCache;
 
 use crate::error::{Error, Result};
 use crate::index;
 use crate::position::{pit_letter, Position};
 use crate::rules::{Rules, Successors};
 use crate::solver::MAX_LEVEL;
-use crate::table::{level_file_name, Table};
+use crate::table::{level_file_name, Table, DEFAULT_BLOCK_SIZE};
+
+/// Memory for decoded blocks that [`Tablebase::open`] sets aside.
+pub const DEFAULT_CACHE_BYTES: usize = 32 << 20;
+
+/// Decoded blocks, least recently used evicted first, keyed by (level,
+/// block).
+type BlockLru = LruCache<(u32, u64), Arc<[i8]>>;
 
 /// The value of one legal move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,13 +40,14 @@ impl MoveValue {
 /// The tables of one rule set in a directory, opened lazily.
 ///
 /// Level files are opened (mapped and validated) on first use and then
-/// shared; a `Tablebase` is `Send + Sync`, so one instance serves every
-/// thread.
+/// shared, and recently decoded blocks are kept in an LRU cache; a
+/// `Tablebase` is `Send + Sync`, so one instance serves every thread.
 pub struct Tablebase {
     rules: Rules,
     root: PathBuf,
     dir: PathBuf,
     levels: Vec<OnceLock<Table>>,
+    cache: Mutex<BlockLru>,
 }
 
 impl Tablebase {
@@ -44,6 +55,16 @@ impl Tablebase {
     /// `root/<rules id>`, e.g. `tables/oware-6`). Levels `0..=n` present as
     /// files are available; a later file after a gap is ignored.
     pub fn open(root: impl AsRef<Path>, rules: Rules) -> Result<Tablebase> {
+        Tablebase::open_with_cache(root, rules, DEFAULT_CACHE_BYTES)
+    }
+
+    /// Like [`Tablebase::open`], with about `cache_bytes` of decoded blocks
+    /// kept (at least one block).
+    pub fn open_with_cache(
+        root: impl AsRef<Path>,
+        rules: Rules,
+        cache_bytes: usize,
+    ) -> Result<Tablebase> {
         let root = root.as_ref().to_path_buf();
         let dir = tables_dir(&root, &rules);
         let present = (0..=MAX_LEVEL)
@@ -54,6 +75,10 @@ impl Tablebase {
             root,
             dir,
             levels: (0..present).map(|_| OnceLock::new()).collect(),
+            cache: Mutex::new(LruCache::new(
+                NonZeroUsize::new(cache_bytes / DEFAULT_BLOCK_SIZE as usize)
+                    .unwrap_or(NonZeroUsize::MIN),
+            )),
         })
     }
 
@@ -75,8 +100,25 @@ impl Tablebase {
     /// The exact value of `pos` for the player to move (RULES.md).
     pub fn value(&self, pos: &Position) -> Result<i32> {
         self.check(pos)?;
-        let table = self.level(pos.stones())?;
-        Ok(table.get(index::rank(pos))? as i32)
+        let n = pos.stones();
+        let (block, offset) = self.level(n)?.locate(index::rank(pos))?;
+        let cached = self
+            .cache_lock()
+            .get(&(n, block))
+            .map(|values| values[offset]);
+        if let Some(value) = cached {
+            return Ok(value as i32);
+        }
+        let values: Arc<[i8]> = self.level(n)?.decode_block(block)?.into();
+        let value = values[offset];
+        self.cache_lock().put((n, block), values);
+        Ok(value as i32)
+    }
+
+    /// The block cache; a panic elsewhere while it was held leaves it
+    /// consistent (every operation is a single call), so poisoning is ignored.
+    fn cache_lock(&self) -> std::sync::MutexGuard<'_, BlockLru> {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The value of every legal move of `pos`, in pit order. Empty when the
