@@ -496,6 +496,8 @@ fn run_info(args: InfoArgs) -> Result<bool> {
         out!("no tables in {}", args.dir.display());
     }
     let mut all_ok = true;
+    // Per rule set: levels, positions, bytes.
+    let mut totals: std::collections::BTreeMap<String, (u32, u64, u64)> = Default::default();
     if !args.json {
         out!(
             "{:<18} {:>5} {:>14} {:>13} {:>9}  {:<8}  values (value:count)",
@@ -559,6 +561,8 @@ fn run_info(args: InfoArgs) -> Result<bool> {
                 .map(|(v, c)| format!("{v}:{c}"))
                 .collect();
             let checksum = if checksum == "ok" { "ok" } else { "FAILED" };
+            let total = totals.entry(id.clone()).or_default();
+            *total = (total.0 + 1, total.1 + h.positions, total.2 + table.bytes());
             out!(
                 "{id:<18} {:>5} {:>14} {:>13} {bits:>9.3}  {checksum:<8}  {}",
                 h.level,
@@ -567,6 +571,12 @@ fn run_info(args: InfoArgs) -> Result<bool> {
                 values.join(" ")
             );
         }
+    }
+    for (id, (levels, positions, bytes)) in totals {
+        out!(
+            "{id:<18} total: {levels} levels, {positions} positions, {bytes} bytes, {:.3} bits/position",
+            8.0 * bytes as f64 / positions as f64
+        );
     }
     Ok(all_ok)
 }
