@@ -2,8 +2,9 @@
 //! resuming from the files a previous run left.
 
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use crate::checkpoint::Checkpoints;
 use crate::error::{Error, Result};
 use crate::index::LevelIndex;
 use crate::rules::Rules;
@@ -14,6 +15,10 @@ use crate::tablebase::tables_dir;
 
 /// Subdirectory of a rule set's tables holding the build's scratch files.
 pub const SCRATCH_DIR: &str = "scratch";
+/// Subdirectory of a rule set's tables holding in-level checkpoints.
+pub const CHECKPOINT_DIR: &str = "checkpoints";
+/// Default time between two checkpoints of a level being solved.
+pub const DEFAULT_CHECKPOINT_EVERY: Duration = Duration::from_secs(600);
 
 /// What to build and where.
 #[derive(Clone, Debug)]
@@ -33,6 +38,9 @@ pub struct BuildOptions {
     /// Solved levels of at least this many positions are held as mapped
     /// scratch files rather than in memory while higher levels are built.
     pub mapped_min_positions: u64,
+    /// Save a level's state at most this often while solving it, so a killed
+    /// build resumes inside the level (`None`: only whole levels are kept).
+    pub checkpoint_every: Option<Duration>,
 }
 
 impl BuildOptions {
@@ -46,6 +54,7 @@ impl BuildOptions {
             block_size: table::DEFAULT_BLOCK_SIZE,
             zstd_level: table::DEFAULT_ZSTD_LEVEL,
             mapped_min_positions: scratch::MAPPED_MIN_POSITIONS,
+            checkpoint_every: Some(DEFAULT_CHECKPOINT_EVERY),
         }
     }
 }
@@ -148,6 +157,9 @@ pub fn build(options: &BuildOptions, observer: &dyn BuildObserver) -> Result<Vec
         observer.level_finished(&report);
         reports.push(report);
     }
+    // Every level is stored: no checkpoint is left (removes the directory
+    // only if it is empty).
+    let _ = std::fs::remove_dir(dir.join(CHECKPOINT_DIR));
     Ok(reports)
 }
 
@@ -184,9 +196,20 @@ fn build_level(
     observer.level_started(n, positions, 2 * positions);
     reset_peak_rss();
     let start = Instant::now();
-    let values = solver::solve_level(rules, n, solved, &|done| observer.advanced(done));
+    let progress = |done| observer.advanced(done);
+    let checkpoints = options.checkpoint_every.map(|every| Checkpoints {
+        dir: dir.join(CHECKPOINT_DIR),
+        every,
+    });
+    let values = match &checkpoints {
+        Some(c) => solver::solve_level_resumable(rules, n, solved, &progress, c)?,
+        None => solver::solve_level(rules, n, solved, &progress),
+    };
     let header = Header::for_level(rules, n, &values, options.block_size, options.zstd_level);
     let bytes = table::write_table(&dir.join(level_file_name(n)), &header, &values)?;
+    if let Some(c) = &checkpoints {
+        c.remove(n);
+    }
     let report = LevelReport {
         level: n,
         positions,

@@ -6,6 +6,7 @@
 //! file, and answers queries from memory-mapped tables.
 
 pub mod build;
+pub mod checkpoint;
 pub mod error;
 pub mod index;
 pub mod position;

@@ -77,6 +77,10 @@ struct BuildArgs {
     /// Rebuild levels whose files are already present and valid.
     #[arg(long)]
     force: bool,
+    /// Save a long level's progress this often (minutes; 0 = never), so a
+    /// killed build resumes inside the level.
+    #[arg(long, default_value_t = 10)]
+    checkpoint_minutes: u64,
 }
 
 #[derive(Args)]
@@ -222,6 +226,8 @@ fn run_build(args: BuildArgs) -> Result<bool> {
     }
     let mut options = BuildOptions::new(&args.dir, rules, args.stones);
     options.force = args.force;
+    options.checkpoint_every = (args.checkpoint_minutes > 0)
+        .then(|| std::time::Duration::from_secs(60 * args.checkpoint_minutes));
     out!(
         "building {rules}, levels 0..={} in {}",
         args.stones,

@@ -36,6 +36,10 @@ use memmap2::Mmap;
 
 use rayon::prelude::*;
 
+use std::time::Instant;
+
+use crate::checkpoint::{self, Checkpoints};
+use crate::error::Result;
 use crate::index::{self, LevelIndex};
 use crate::position::Position;
 use crate::rules::{Rules, Successors};
@@ -139,13 +143,59 @@ pub fn solve_level(
     lower: &SolvedLevels,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Vec<i8> {
+    solve(rules, n, lower, progress, None).expect("without checkpoints nothing can fail")
+}
+
+/// Like [`solve_level`], saving the state to `checkpoints.dir` at most every
+/// `checkpoints.every` of solving, and first resuming from a valid
+/// checkpoint of this level if there is one. The checkpoint is left in
+/// place; remove it ([`Checkpoints::remove`]) once the level is stored.
+pub fn solve_level_resumable(
+    rules: &Rules,
+    n: u32,
+    lower: &SolvedLevels,
+    progress: &(dyn Fn(u64) + Sync),
+    checkpoints: &Checkpoints,
+) -> Result<Vec<i8>> {
+    solve(rules, n, lower, progress, Some(checkpoints))
+}
+
+fn solve(
+    rules: &Rules,
+    n: u32,
+    lower: &SolvedLevels,
+    progress: &(dyn Fn(u64) + Sync),
+    checkpoints: Option<&Checkpoints>,
+) -> Result<Vec<i8>> {
     assert!(n <= MAX_LEVEL, "level {n} is above {MAX_LEVEL}");
     assert_eq!(lower.len(), n as usize, "levels must be solved in order");
     let index = LevelIndex::new(rules.pits(), n);
-    let mut state = LevelState::new(index.count() as usize);
-    forward_pass(rules, &index, lower, &mut state, progress);
-    propagate(rules, &index, &state, progress);
-    state.into_values()
+    let count = index.count() as usize;
+    let saved = checkpoints.and_then(|c| checkpoint::load(&c.path(n), n, count));
+    let (state, first_threshold) = match saved {
+        Some(saved) => {
+            let state = LevelState {
+                value: saved.value,
+                flags: saved.flags,
+            };
+            progress(count as u64 + propagation_done(count as u64, n, saved.next_threshold));
+            (state, saved.next_threshold)
+        }
+        None => {
+            let mut state = LevelState::new(count);
+            forward_pass(rules, &index, lower, &mut state, progress);
+            (state, n)
+        }
+    };
+    propagate(
+        rules,
+        &index,
+        &state,
+        first_threshold,
+        progress,
+        checkpoints,
+    )?;
+    Ok(state.into_values())
 }
 
 /// The working state of the level being solved, two bytes per position.
@@ -242,16 +292,26 @@ fn exits_and_stays(rules: &Rules, n: u32, pos: &Position, lower: &SolvedLevels) 
     }
 }
 
-/// Phase 2: threshold propagation from `s = n` down to 1.
+/// Phase 2: threshold propagation from `s = first_threshold` down to 1
+/// (`first_threshold < n` when resuming from a checkpoint).
 fn propagate(
     rules: &Rules,
     index: &LevelIndex,
     state: &LevelState,
+    first_threshold: u32,
     progress: &(dyn Fn(u64) + Sync),
-) {
+    checkpoints: Option<&Checkpoints>,
+) -> Result<()> {
     let n = index.stones();
     let count = index.count();
-    for s in (1..=n as i32).rev() {
+    let mut last_saved = Instant::now();
+    for s in (1..=first_threshold).rev() {
+        if let Some(c) = checkpoints {
+            if last_saved.elapsed() >= c.every {
+                checkpoint::save(&c.path(n), n, s, &state.value, &state.flags)?;
+                last_saved = Instant::now();
+            }
+        }
         let s = s as i8;
         let (mut wins, mut losses) = seed_threshold(s, state);
         while !wins.is_empty() || !losses.is_empty() {
@@ -259,13 +319,22 @@ fn propagate(
             wins = parents_of_losses(rules, index, s, &losses, state);
             losses = new_losses;
         }
-        let thresholds = n as u64;
-        let done_before = count * (thresholds - s as u64) / thresholds;
-        progress(count * (thresholds - s as u64 + 1) / thresholds - done_before);
+        let done = propagation_done(count, n, s as u32 - 1);
+        progress(done - propagation_done(count, n, s as u32));
     }
     if n == 0 {
         progress(count);
     }
+    Ok(())
+}
+
+/// Progress units of the propagation done when every threshold above
+/// `next_threshold` is finished.
+fn propagation_done(count: u64, n: u32, next_threshold: u32) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    count * (n - next_threshold) as u64 / n as u64
 }
 
 /// Positions that enter `W_s` or `L_s` on their own at threshold `s`: an

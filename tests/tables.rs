@@ -750,3 +750,67 @@ fn mapped_lower_levels_give_identical_tables() {
     let tables = tables_dir(mapped.path(), &rules);
     assert!(!tables.join(mancala_tb::build::SCRATCH_DIR).exists());
 }
+
+/// A level interrupted in the middle of its propagation resumes from its
+/// last checkpoint (skipping the forward pass) and ends with the same
+/// values; a damaged checkpoint is ignored and the level solved afresh.
+#[test]
+fn an_interrupted_level_resumes_from_its_checkpoint() {
+    use mancala_tb::checkpoint::Checkpoints;
+    use mancala_tb::solver::{solve_level, solve_level_resumable};
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+    use std::sync::Mutex;
+
+    let rules = rules(Variant::Oware, 6);
+    let n = 9;
+    let count = LevelIndex::new(6, n).count();
+    let lower = solve_in_memory(&rules, n - 1);
+    let expected = solve_level(&rules, n, &lower, &|_| {});
+    let dir = TempDir::new().unwrap();
+    let checkpoints = Checkpoints {
+        dir: dir.path().join("checkpoints"),
+        every: std::time::Duration::ZERO,
+    };
+
+    // Killed half-way through the propagation.
+    let done = AtomicU64::new(0);
+    let interrupted = catch_unwind(AssertUnwindSafe(|| {
+        solve_level_resumable(
+            &rules,
+            n,
+            &lower,
+            &|units| {
+                if done.fetch_add(units, SeqCst) + units > count + count / 2 {
+                    panic!("interrupted on purpose");
+                }
+            },
+            &checkpoints,
+        )
+    }));
+    assert!(interrupted.is_err());
+    let saved = checkpoints.path(n);
+    assert!(saved.exists(), "no checkpoint was written");
+
+    // Resumed: the first progress report already covers the forward pass.
+    let first = Mutex::new(None);
+    let progress = |units| {
+        first.lock().unwrap().get_or_insert(units);
+    };
+    let resumed = solve_level_resumable(&rules, n, &lower, &progress, &checkpoints).unwrap();
+    assert_eq!(resumed, expected);
+    assert!(first.lock().unwrap().unwrap() > count, "did not resume");
+
+    // A damaged checkpoint is not trusted.
+    let mut bytes = fs::read(&saved).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x10;
+    fs::write(&saved, bytes).unwrap();
+    *first.lock().unwrap() = None;
+    let fresh = solve_level_resumable(&rules, n, &lower, &progress, &checkpoints).unwrap();
+    assert_eq!(fresh, expected);
+    assert!(
+        first.lock().unwrap().unwrap() <= count,
+        "used a damaged checkpoint"
+    );
+}
