@@ -4,6 +4,31 @@
 //! position with up to `n` stones for Oware, Awari, Wari and Kalah (see
 //! `RULES.md` for the contract), stores each level as a compressed table
 //! file, and answers queries from memory-mapped tables.
+//!
+//! ```
+//! use mancala_tb::build::{build, BuildOptions, Quiet};
+//! use mancala_tb::{Position, Rules, Tablebase, Variant};
+//!
+//! # fn main() -> Result<(), mancala_tb::Error> {
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let dir = dir.path();
+//! let rules = Rules::new(Variant::Oware, 6)?;
+//! // Levels 0..=8: every position with at most 8 stones on the board.
+//! build(&BuildOptions::new(dir, rules, 8), &Quiet)?;
+//!
+//! let tb = Tablebase::open(dir, rules)?;
+//! // Mover: a=1, c=3, e=2; opponent: h=2. Seen from the player to move.
+//! let pos = Position::parse(6, "1,0,3,0,2,0/0,2,0,0,0,0")?;
+//! let value = tb.value(&pos)?;
+//! let moves = tb.move_values(&pos)?;
+//! // The value is the best move's value.
+//! assert_eq!(moves.iter().map(|m| m.value).max(), Some(value));
+//! for m in &moves {
+//!     println!("{} {:+}", m.letter(), m.value);
+//! }
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod build;
 pub mod checkpoint;
