@@ -321,7 +321,7 @@ impl Rules {
 
     /// Sows pit `origin` Oware-style (the origin is skipped on every lap) and
     /// returns the board (still from the mover's view) and the last pit sown.
-    #[inline]
+    #[inline(always)]
     fn sow_skipping_origin(&self, pos: &Position, origin: usize) -> (Position, usize) {
         let ring = 2 * self.pits();
         let mut board = *pos;
@@ -354,7 +354,7 @@ impl Rules {
 
     /// Applies the capture of the Oware family after a sowing that ended in
     /// `last`, then hands the board to the opponent.
-    #[inline]
+    #[inline(always)]
     fn finish_oware_move(
         &self,
         pit: usize,
