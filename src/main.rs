@@ -15,7 +15,7 @@ use mancala_tb::build::{self, BuildObserver, BuildOptions, LevelReport};
 use mancala_tb::table::{level_file_name, Table};
 use mancala_tb::tablebase::tables_dir;
 use mancala_tb::verify;
-use mancala_tb::{Position, Rules, Successors, Tablebase, Variant};
+use mancala_tb::{Position, Rules, Tablebase, Variant};
 
 /// Perfect-play endgame tables for mancala games (Oware, Awari, Wari, Kalah).
 #[derive(Parser)]
@@ -288,8 +288,9 @@ enum Format {
     Json,
 }
 
-/// Most stdin lines answered in one parallel round.
-const QUERY_BATCH: usize = 1 << 14;
+/// Most stdin lines answered in one round. Large, so that each table block
+/// a round needs is decoded once for many positions.
+const QUERY_BATCH: usize = 1 << 20;
 
 /// Answers positions in parallel and writes the answers in input order, an
 /// error line for each bad one. Returns whether all were answered.
@@ -299,9 +300,11 @@ fn write_answers(
     texts: &[String],
     out: &mut impl Write,
 ) -> Result<bool> {
-    let answers: Vec<(String, bool)> = texts
-        .par_iter()
-        .map(|text| match (analyse(tb, text), format) {
+    let analyses = analyse_many(tb, texts);
+    let answers: Vec<(String, bool)> = analyses
+        .into_par_iter()
+        .zip(texts.par_iter())
+        .map(|(analysis, text)| match (analysis, format) {
             (Ok(a), Format::Json) => (a.to_json().to_string(), true),
             (Ok(a), Format::Line) => (a.to_line(), true),
             (Ok(a), Format::Board) => (a.to_text() + "\n", true), // a blank line between boards
@@ -323,8 +326,7 @@ fn write_answers(
 /// parallel and flushes, so a pipe is scored at full speed while a program
 /// that writes one line and waits gets its answer at once.
 fn answer_stream(tb: &Tablebase, format: Format, out: &mut impl Write) -> Result<bool> {
-    let (lines, received) =
-        std::sync::mpsc::sync_channel::<std::io::Result<String>>(4 * QUERY_BATCH);
+    let (lines, received) = std::sync::mpsc::sync_channel::<std::io::Result<String>>(QUERY_BATCH);
     std::thread::spawn(move || {
         for line in std::io::stdin().lock().lines() {
             let failed = line.is_err();
@@ -364,17 +366,56 @@ struct Analysis {
 }
 
 fn analyse(tb: &Tablebase, text: &str) -> Result<Analysis> {
-    let position = Position::parse(tb.rules().pits(), text)?;
-    let value = tb.value(&position)?;
-    let moves = tb.move_values(&position)?;
-    let terminal = matches!(tb.rules().successors(&position), Successors::Terminal(_));
-    Ok(Analysis {
-        rules: *tb.rules(),
-        position,
-        value,
-        terminal,
-        moves,
-    })
+    analyse_many(tb, std::slice::from_ref(&text.to_string()))
+        .pop()
+        .expect("one answer per position")
+}
+
+/// Answers many positions with batched probes (each table block is read
+/// once per batch, however many positions and children fall in it).
+fn analyse_many(tb: &Tablebase, texts: &[String]) -> Vec<Result<Analysis>> {
+    let checked: Vec<mancala_tb::Result<Position>> = texts
+        .par_iter()
+        .map(|text| {
+            let pos = Position::parse(tb.rules().pits(), text)?;
+            tb.check(&pos).map(|()| pos)
+        })
+        .collect();
+    let positions: Vec<Position> = checked
+        .iter()
+        .filter_map(|p| p.as_ref().ok().copied())
+        .collect();
+    // Every position is covered now; what can still fail is a damaged table,
+    // and then every answer reports it.
+    let answered = tb
+        .values(&positions)
+        .and_then(|values| Ok((values, tb.move_values_many(&positions)?)));
+    let (values, moves) = match answered {
+        Ok(answers) => answers,
+        Err(e) => {
+            let e = anyhow::Error::from(e);
+            return texts
+                .iter()
+                .map(|_| Err(anyhow::anyhow!("{e:#}")))
+                .collect();
+        }
+    };
+    let mut answers = values.into_iter().zip(moves);
+    checked
+        .into_iter()
+        .map(|position| {
+            let position = position?;
+            let (value, moves) = answers.next().expect("one answer per position");
+            Ok(Analysis {
+                rules: *tb.rules(),
+                position,
+                value,
+                // A position with no legal move is terminal.
+                terminal: moves.is_empty(),
+                moves,
+            })
+        })
+        .collect()
 }
 
 impl Analysis {

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use lru::LruCache;
+use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::index;
@@ -99,20 +100,91 @@ impl Tablebase {
 
     /// The exact value of `pos` for the player to move (RULES.md).
     pub fn value(&self, pos: &Position) -> Result<i32> {
+        let (n, block, offset) = self.locate(pos)?;
+        Ok(self.block(n, block)?[offset] as i32)
+    }
+
+    /// The values of many positions, in order; fails if any position is
+    /// not covered ([`Tablebase::check`] them first to sort those out) or a
+    /// table is damaged. Probes are grouped by table block, so each block is
+    /// looked up or decoded once however many of the positions fall in it:
+    /// this is how large batches are scored.
+    pub fn values(&self, positions: &[Position]) -> Result<Vec<i32>> {
+        let mut probes: Vec<(u32, u64, usize, usize)> = positions
+            .par_iter()
+            .enumerate()
+            .map(|(slot, pos)| {
+                self.locate(pos)
+                    .map(|(n, block, offset)| (n, block, offset, slot))
+            })
+            .collect::<Result<_>>()?;
+        probes.par_sort_unstable();
+        let found: Vec<(usize, i8)> = probes
+            .par_chunk_by(|a, b| (a.0, a.1) == (b.0, b.1))
+            .map(|group| {
+                let values = self.block(group[0].0, group[0].1)?;
+                Ok(group
+                    .iter()
+                    .map(|&(_, _, offset, slot)| (slot, values[offset]))
+                    .collect::<Vec<_>>())
+            })
+            .collect::<Result<Vec<_>>>()?
+            .concat();
+        let mut values = vec![0i32; positions.len()];
+        for (slot, value) in found {
+            values[slot] = value as i32;
+        }
+        Ok(values)
+    }
+
+    /// [`Tablebase::move_values`] of many positions, in order, with every
+    /// child probed in one [`Tablebase::values`] batch; fails like it.
+    pub fn move_values_many(&self, positions: &[Position]) -> Result<Vec<Vec<MoveValue>>> {
+        let successors: Vec<Successors> = positions
+            .par_iter()
+            .map(|pos| self.check(pos).map(|()| self.rules.successors(pos)))
+            .collect::<Result<_>>()?;
+        let children: Vec<Position> = successors
+            .iter()
+            .flat_map(|s| match s {
+                Successors::Moves(moves) => moves.iter().map(|m| m.child).collect(),
+                Successors::Terminal(_) => Vec::new(),
+            })
+            .collect();
+        let mut child_values = self.values(&children)?.into_iter();
+        Ok(successors
+            .iter()
+            .map(|s| match s {
+                Successors::Terminal(_) => Vec::new(),
+                Successors::Moves(moves) => moves
+                    .iter()
+                    .zip(child_values.by_ref())
+                    .map(|(m, child)| MoveValue {
+                        pit: m.pit,
+                        value: m.value_given_child(child),
+                    })
+                    .collect(),
+            })
+            .collect())
+    }
+
+    /// Level, block and offset of `pos` in the tables.
+    fn locate(&self, pos: &Position) -> Result<(u32, u64, usize)> {
         self.check(pos)?;
         let n = pos.stones();
         let (block, offset) = self.level(n)?.locate(index::rank(pos))?;
-        let cached = self
-            .cache_lock()
-            .get(&(n, block))
-            .map(|values| values[offset]);
-        if let Some(value) = cached {
-            return Ok(value as i32);
+        Ok((n, block, offset))
+    }
+
+    /// The decoded block `block` of level `n`, from the cache or decoded
+    /// (and then cached).
+    fn block(&self, n: u32, block: u64) -> Result<Arc<[i8]>> {
+        if let Some(values) = self.cache_lock().get(&(n, block)) {
+            return Ok(values.clone());
         }
         let values: Arc<[i8]> = self.level(n)?.decode_block(block)?.into();
-        let value = values[offset];
-        self.cache_lock().put((n, block), values);
-        Ok(value as i32)
+        self.cache_lock().put((n, block), values.clone());
+        Ok(values)
     }
 
     /// The block cache; a panic elsewhere while it was held leaves it
@@ -152,7 +224,9 @@ impl Tablebase {
         Ok(cell.get_or_init(|| table))
     }
 
-    fn check(&self, pos: &Position) -> Result<()> {
+    /// Whether the tables answer `pos`: the rule set's pit count and a level
+    /// that is present (else the error says which `build` to run).
+    pub fn check(&self, pos: &Position) -> Result<()> {
         if pos.pits() != self.rules.pits() {
             return Err(Error::Notation(format!(
                 "{pos} has {} pits per side, the tables have {}",

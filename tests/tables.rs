@@ -814,3 +814,28 @@ fn an_interrupted_level_resumes_from_its_checkpoint() {
         "used a damaged checkpoint"
     );
 }
+
+/// Batched probes answer exactly what single probes answer, whatever the
+/// order and repetition of the positions, and refuse a batch with a
+/// position the tables do not cover.
+#[test]
+fn batched_probes_match_single_probes() {
+    let (dir, rules, solved) = small_oware();
+    let tb = Tablebase::open_with_cache(dir.path(), rules, 0).unwrap();
+    // Every position of every level, highest level first, each twice.
+    let mut positions: Vec<Position> = (0..=6).rev().flat_map(|n| level_positions(6, n)).collect();
+    positions.extend(positions.clone());
+    let values = tb.values(&positions).unwrap();
+    let moves = tb.move_values_many(&positions).unwrap();
+    for ((pos, value), moves) in positions.iter().zip(values).zip(moves) {
+        assert_eq!(value, solved.value(pos), "{pos}");
+        assert_eq!(moves, tb.move_values(pos).unwrap(), "{pos}");
+    }
+    positions.push(some_position(6, 7));
+    assert!(matches!(
+        tb.values(&positions),
+        Err(Error::OutOfRange { stones: 7, .. })
+    ));
+    assert!(tb.check(&some_position(6, 7)).is_err());
+    assert!(tb.check(&some_position(6, 6)).is_ok());
+}
