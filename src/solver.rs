@@ -114,6 +114,20 @@ impl SolvedLevels {
         }
     }
 
+    /// Lets the OS take back the resident pages of mapped levels (they are
+    /// read again from their files if touched later). The propagation never
+    /// reads lower levels, so the level being solved gets that memory.
+    pub fn release_mapped_pages(&self) {
+        for level in &self.levels {
+            if let LevelData::Mapped(map) = level {
+                // SAFETY: the mapping is shared and file-backed, and never
+                // written through: dropping its pages loses nothing, they are
+                // read back from the file (or page cache) on the next access.
+                let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+            }
+        }
+    }
+
     /// The value of `pos`, whose level must be held.
     #[inline]
     pub fn value(&self, pos: &Position) -> i32 {
@@ -169,6 +183,7 @@ fn solve(
 ) -> Result<Vec<i8>> {
     assert!(n <= MAX_LEVEL, "level {n} is above {MAX_LEVEL}");
     assert_eq!(lower.len(), n as usize, "levels must be solved in order");
+    let started = Instant::now();
     let index = LevelIndex::new(rules.pits(), n);
     let count = index.count() as usize;
     let saved = checkpoints.and_then(|c| checkpoint::load(&c.path(n), n, count));
@@ -184,9 +199,11 @@ fn solve(
         None => {
             let mut state = LevelState::new(count);
             forward_pass(rules, &index, lower, &mut state, progress);
+            lower.release_mapped_pages();
             (state, n)
         }
     };
+    let checkpoints = checkpoints.map(|c| (c, started));
     propagate(
         rules,
         &index,
@@ -293,23 +310,25 @@ fn exits_and_stays(rules: &Rules, n: u32, pos: &Position, lower: &SolvedLevels) 
 }
 
 /// Phase 2: threshold propagation from `s = first_threshold` down to 1
-/// (`first_threshold < n` when resuming from a checkpoint).
+/// (`first_threshold < n` when resuming from a checkpoint). With
+/// `checkpoints`, the state is saved before a threshold once `every` has
+/// passed since the level (or the last checkpoint) started.
 fn propagate(
     rules: &Rules,
     index: &LevelIndex,
     state: &LevelState,
     first_threshold: u32,
     progress: &(dyn Fn(u64) + Sync),
-    checkpoints: Option<&Checkpoints>,
+    checkpoints: Option<(&Checkpoints, Instant)>,
 ) -> Result<()> {
     let n = index.stones();
     let count = index.count();
-    let mut last_saved = Instant::now();
+    let mut last_saved = checkpoints.map(|(_, started)| started);
     for s in (1..=first_threshold).rev() {
-        if let Some(c) = checkpoints {
-            if last_saved.elapsed() >= c.every {
+        if let (Some((c, _)), Some(last)) = (checkpoints, last_saved.as_mut()) {
+            if last.elapsed() >= c.every {
                 checkpoint::save(&c.path(n), n, s, &state.value, &state.flags)?;
-                last_saved = Instant::now();
+                *last = Instant::now();
             }
         }
         let s = s as i8;
