@@ -152,6 +152,24 @@ fn probes(c: &mut Criterion) {
                 .sum::<i64>()
         })
     });
+    // The same 100k positions through the batched API (probes grouped by
+    // block, both cores).
+    group.bench_function("values/batched_100k", |b| {
+        b.iter(|| {
+            tb.values(black_box(&positions))
+                .expect("batch")
+                .iter()
+                .map(|&v| v as i64)
+                .sum::<i64>()
+        })
+    });
+    group.bench_function("move_values_many/batched_100k", |b| {
+        b.iter(|| {
+            tb.move_values_many(black_box(&positions))
+                .expect("batch")
+                .len()
+        })
+    });
     group.finish();
 }
 
