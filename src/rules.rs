@@ -241,48 +241,61 @@ impl Rules {
 
     /// Legal moves or the terminal value of `pos`, per RULES.md.
     pub fn successors(&self, pos: &Position) -> Successors {
+        let mut list = MoveList::new();
+        match self.for_each_move(pos, |m| list.push(*m)) {
+            Some(value) => Successors::Terminal(value),
+            None => Successors::Moves(list),
+        }
+    }
+
+    /// Calls `visit` with each legal move of `pos`, in pit order, and returns
+    /// the terminal value if there is none. The allocation- and copy-free
+    /// form of [`Rules::successors`], for the solver's inner loop.
+    #[inline]
+    pub fn for_each_move(&self, pos: &Position, visit: impl FnMut(&Move)) -> Option<i32> {
         debug_assert_eq!(pos.pits(), self.pits());
         match self.variant {
-            Variant::Kalah => self.kalah_successors(pos),
-            Variant::Wari => self.wari_successors(pos),
-            Variant::Oware | Variant::Awari => self.oware_successors(pos),
+            Variant::Kalah => self.kalah_moves(pos, visit),
+            Variant::Wari => self.wari_moves(pos, visit),
+            Variant::Oware | Variant::Awari => self.oware_moves(pos, visit),
         }
     }
 
-    fn kalah_successors(&self, pos: &Position) -> Successors {
+    #[inline]
+    fn kalah_moves(&self, pos: &Position, mut visit: impl FnMut(&Move)) -> Option<i32> {
         let (mine, theirs) = (pos.mover_stones() as i32, pos.opponent_stones() as i32);
         if mine == 0 || theirs == 0 {
-            return Successors::Terminal(mine - theirs);
+            return Some(mine - theirs);
         }
-        let mut list = MoveList::new();
         for pit in 0..self.pits() {
             if pos.get(pit) > 0 {
-                list.push(self.kalah_move(pos, pit));
+                visit(&self.kalah_move(pos, pit));
             }
         }
-        Successors::Moves(list)
+        None
     }
 
-    fn wari_successors(&self, pos: &Position) -> Successors {
+    #[inline]
+    fn wari_moves(&self, pos: &Position, mut visit: impl FnMut(&Move)) -> Option<i32> {
         if pos.mover_stones() == 0 {
-            return Successors::Terminal(-(pos.stones() as i32));
+            return Some(-(pos.stones() as i32));
         }
-        let mut list = MoveList::new();
         for pit in 0..self.pits() {
             if pos.get(pit) > 0 {
                 let (board, last) = self.sow_skipping_origin(pos, pit);
-                list.push(self.finish_oware_move(pit, board, last, CaptureShape::BothWays));
+                visit(&self.finish_oware_move(pit, board, last, CaptureShape::BothWays));
             }
         }
-        Successors::Moves(list)
+        None
     }
 
     /// Oware and Awari share sowing and the backward capture chain; they
     /// differ in what happens when the opponent would be left without stones.
-    fn oware_successors(&self, pos: &Position) -> Successors {
+    #[inline]
+    fn oware_moves(&self, pos: &Position, mut visit: impl FnMut(&Move)) -> Option<i32> {
         let p = self.pits();
         let opponent_empty = pos.opponent_stones() == 0;
-        let mut legal = MoveList::new();
+        let mut any_legal = false;
         let mut any_move = false;
         for pit in 0..p {
             let stones = pos.get(pit) as usize;
@@ -296,27 +309,29 @@ impl Rules {
                 if opponent_empty && !feeds {
                     continue;
                 }
-                legal.push(self.finish_oware_move(pit, board, last, CaptureShape::GrandSlamVoid));
+                visit(&self.finish_oware_move(pit, board, last, CaptureShape::GrandSlamVoid));
+                any_legal = true;
             } else {
                 let m = self.finish_oware_move(pit, board, last, CaptureShape::Backward);
                 // The child is seen from the opponent: his row is the child's
                 // first row. A move that leaves it empty starves him.
                 if m.child.mover_stones() > 0 {
-                    legal.push(m);
+                    visit(&m);
+                    any_legal = true;
                 }
             }
         }
-        if !legal.is_empty() {
-            return Successors::Moves(legal);
+        if any_legal {
+            return None;
         }
         let n = pos.stones() as i32;
-        match self.variant {
+        Some(match self.variant {
             // Awari: every move starves the opponent, so the mover takes all.
-            Variant::Awari if any_move => Successors::Terminal(n),
+            Variant::Awari if any_move => n,
             // No move at all, or (Oware) no move can feed: stones go to the
             // side they lie on.
-            _ => Successors::Terminal(pos.mover_stones() as i32 - pos.opponent_stones() as i32),
-        }
+            _ => pos.mover_stones() as i32 - pos.opponent_stones() as i32,
+        })
     }
 
     /// Sows pit `origin` Oware-style (the origin is skipped on every lap) and

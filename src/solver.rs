@@ -42,7 +42,7 @@ use crate::checkpoint::{self, Checkpoints};
 use crate::error::Result;
 use crate::index::{self, LevelIndex};
 use crate::position::Position;
-use crate::rules::{Rules, Successors};
+use crate::rules::Rules;
 
 /// Marks "no move leaves the level" in `max_exit`.
 const NO_EXIT: i8 = i8::MIN;
@@ -289,23 +289,21 @@ fn forward_pass(
 /// The best exit value and the number of same-level moves of one position.
 #[inline]
 fn exits_and_stays(rules: &Rules, n: u32, pos: &Position, lower: &SolvedLevels) -> (i8, u8) {
-    match rules.successors(pos) {
-        Successors::Terminal(v) => (v as i8, 0),
-        Successors::Moves(moves) => {
-            let mut best = NO_EXIT as i32;
-            let mut stays = 0u8;
-            for m in moves.iter() {
-                if m.gain == 0 {
-                    debug_assert!(!m.extra_turn && m.child.stones() == n);
-                    stays += 1;
-                } else {
-                    let child_level = lower.level(n - m.gain as u32);
-                    let child_value = child_level[index::rank(&m.child) as usize];
-                    best = best.max(m.value_given_child(child_value as i32));
-                }
-            }
-            (best as i8, stays)
+    let mut best = NO_EXIT as i32;
+    let mut stays = 0u8;
+    let terminal = rules.for_each_move(pos, |m| {
+        if m.gain == 0 {
+            debug_assert!(!m.extra_turn && m.child.stones() == n);
+            stays += 1;
+        } else {
+            let child_level = lower.level(n - m.gain as u32);
+            let child_value = child_level[index::rank(&m.child) as usize];
+            best = best.max(m.value_given_child(child_value as i32));
         }
+    });
+    match terminal {
+        Some(value) => (value as i8, 0),
+        None => (best as i8, stays),
     }
 }
 
