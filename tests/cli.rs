@@ -57,6 +57,24 @@ fn fails(args: &[&str]) -> String {
     err
 }
 
+/// Runs the binary with `input` on its stdin.
+fn with_stdin(args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mancala-tb"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
 /// Builds oware-6 levels 0..=`stones` into a fresh directory with the CLI.
 fn built(stones: u32) -> (TempDir, String) {
     let dir = TempDir::new().unwrap();
@@ -216,21 +234,8 @@ fn query_reads_positions_from_stdin_in_order() {
         "2,2,2,0,0,0/0,0,0,0,0,2",
         "0,0,0,0,0,3/1,1,2,0,0,0",
     ];
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mancala-tb"))
-        .args(["query", "--json", "--dir", &path, "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     let input = format!(" {}\n\n{}\n{}\n", texts[0], texts[1], texts[2]);
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = with_stdin(&["query", "--json", "--dir", &path, "-"], &input);
     assert!(out.status.success(), "{}", stderr(&out));
     let answers = json_lines(&stdout(&out));
     assert_eq!(answers.len(), 3, "{}", stdout(&out));
@@ -246,21 +251,8 @@ fn query_reads_positions_from_stdin_in_order() {
 fn query_stdin_text_answers_one_line_each() {
     let (dir, path) = built(8);
     let tb = Tablebase::open(dir.path(), oware()).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mancala-tb"))
-        .args(["query", "--dir", &path, "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     let input = "1,0,3,0,2,0/0,2,0,0,0,0\nnot a board\n4,2,2,0,0,0/0,0,0,0,0,0\n";
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = with_stdin(&["query", "--dir", &path, "-"], input);
     assert!(!out.status.success());
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();
