@@ -91,11 +91,14 @@ impl LevelIndex {
         let mut upper = self.stones as usize + k - 1; // exclusive bound for b_{k-2}
         let mut next_bar = upper;
         for i in (0..k - 1).rev() {
-            let column = &t[i + 1][..upper];
-            let b = column
-                .iter()
-                .rposition(|&c| c <= index)
-                .expect("C(i, i + 1) = 0 is always small enough");
+            // Bars are close together (pits hold few stones), so a short
+            // downward scan beats a binary search. It stops at the latest
+            // at b = i, where C(i, i + 1) = 0.
+            let column = &t[i + 1];
+            let mut b = upper - 1;
+            while column[b] > index {
+                b -= 1;
+            }
             index -= column[b];
             cells[i + 1] = (next_bar - b - 1) as u8;
             next_bar = b;
