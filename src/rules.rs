@@ -512,7 +512,7 @@ impl Rules {
     /// (the pit just sown from) and each stone count, the stones on the
     /// sowing path are taken back; sowing them again gives `child` by
     /// construction, so what is left to decide is whether that move is legal
-    /// and captures nothing ([`Rules::unmove_keeps_level`]). Debug builds
+    /// and captures nothing (`unmove_keeps_level`). Debug builds
     /// replay every candidate with [`Rules::play`] to confirm it.
     pub fn same_level_parents(&self, child: &Position, mut emit: impl FnMut(Position)) {
         // After a legal Awari move the opponent has stones; a Kalah parent
