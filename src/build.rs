@@ -33,8 +33,6 @@ pub struct BuildOptions {
     pub force: bool,
     /// Positions per compressed block.
     pub block_size: u32,
-    /// zstd compression level.
-    pub zstd_level: i32,
     /// Solved levels of at least this many positions are held as mapped
     /// scratch files rather than in memory while higher levels are built.
     pub mapped_min_positions: u64,
@@ -52,7 +50,6 @@ impl BuildOptions {
             max_stones,
             force: false,
             block_size: table::DEFAULT_BLOCK_SIZE,
-            zstd_level: table::DEFAULT_ZSTD_LEVEL,
             mapped_min_positions: scratch::MAPPED_MIN_POSITIONS,
             checkpoint_every: Some(DEFAULT_CHECKPOINT_EVERY),
         }
@@ -116,8 +113,11 @@ pub fn build(options: &BuildOptions, observer: &dyn BuildObserver) -> Result<Vec
             "at most {MAX_LEVEL} stones are supported"
         )));
     }
-    if options.block_size == 0 {
-        return Err(Error::InvalidRules("block size must be positive".into()));
+    if !(1..=table::MAX_BLOCK_SIZE).contains(&options.block_size) {
+        return Err(Error::InvalidRules(format!(
+            "block size must be 1..={}",
+            table::MAX_BLOCK_SIZE
+        )));
     }
     let dir = tables_dir(&options.root, rules);
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
@@ -205,7 +205,7 @@ fn build_level(
         Some(c) => solver::solve_level_resumable(rules, n, solved, &progress, c)?,
         None => solver::solve_level(rules, n, solved, &progress),
     };
-    let header = Header::for_level(rules, n, &values, options.block_size, options.zstd_level);
+    let header = Header::for_level(rules, n, &values, options.block_size);
     let bytes = table::write_table(&dir.join(level_file_name(n)), &header, &values)?;
     if let Some(c) = &checkpoints {
         c.remove(n);

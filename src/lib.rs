@@ -32,6 +32,7 @@
 
 pub mod build;
 pub mod checkpoint;
+pub mod codec;
 pub mod error;
 pub mod index;
 pub mod position;

@@ -120,6 +120,10 @@ struct VerifyArgs {
     /// Only these rule sets (default: every rule set present).
     #[arg(long, value_parser = parse_variant)]
     rules: Vec<Variant>,
+    /// Recompute values from this level up only (lower levels are still
+    /// loaded and their checksums checked): resumes a long verification.
+    #[arg(long, default_value_t = 0)]
+    from: u32,
 }
 
 /// `println!` that returns an error (e.g. a closed pipe) instead of panicking.
@@ -387,10 +391,7 @@ fn analyse_many(tb: &Tablebase, texts: &[String]) -> Vec<Result<Analysis>> {
         .collect();
     // Every position is covered now; what can still fail is a damaged table,
     // and then every answer reports it.
-    let answered = tb
-        .values(&positions)
-        .and_then(|values| Ok((values, tb.move_values_many(&positions)?)));
-    let (values, moves) = match answered {
+    let answers = match tb.values_and_moves(&positions) {
         Ok(answers) => answers,
         Err(e) => {
             let e = anyhow::Error::from(e);
@@ -400,7 +401,7 @@ fn analyse_many(tb: &Tablebase, texts: &[String]) -> Vec<Result<Analysis>> {
                 .collect();
         }
     };
-    let mut answers = values.into_iter().zip(moves);
+    let mut answers = answers.into_iter();
     checked
         .into_iter()
         .map(|position| {
@@ -642,7 +643,7 @@ fn run_verify(args: VerifyArgs) -> Result<bool> {
         let max = (0..)
             .take_while(|&n| dir.join(level_file_name(n)).is_file())
             .last();
-        let checks = verify::verify(&args.dir, &rules, max, |c| {
+        let checks = verify::verify(&args.dir, &rules, args.from, max, |c| {
             let status = if c.ok() {
                 "ok".to_string()
             } else {

@@ -7,22 +7,24 @@
 //! 12      4             header length H (u32 LE)
 //! 16      H             header (bincode 2, standard config): rules, level,
 //!                       positions, index scheme, value encoding, block size,
-//!                       block count, value histogram
-//! 16+H    16·B          block index: per block, offset (u64), compressed
-//!                       length (u32), CRC-32 of the compressed bytes (u32)
+//!                       block count, value histogram, value model
+//! 16+H    8·B           block index: per block, its offset relative to its
+//!                       group's base (u32) and the CRC-32 of its bytes (u32)
+//! …       8·G           group bases: the offset (u64) of every 65,536th block
 //! …       4             CRC-32 of everything above (header + index)
-//! …       …             B zstd frames, each decoding on its own to
+//! …       …             B coded blocks, each decoding on its own to
 //!                       `block_size` values (the last may be shorter)
 //! end−8   4             CRC-32 of every byte before it
 //! end−4   4             end marker "TBOK"
 //! ```
 //!
-//! Values are one `i8` per position in index order (see [`crate::index`]),
-//! stored as its two's-complement byte. Files are written to a temporary
-//! name, synced and renamed, so a killed build never leaves a file that
-//! looks complete. Opening checks magic, version, the header and index
-//! checksum and the end marker; every block's checksum is checked when it is
-//! decoded; `verify` and `info` also check the whole-file checksum.
+//! Values are in index order (see [`crate::index`]) and coded with the
+//! level's order-1 rANS model (see [`crate::codec`]); a block ends where the
+//! next begins. Files are written to a temporary name, synced and renamed,
+//! so a killed build never leaves a file that looks complete. Opening checks
+//! magic, version, the header and index checksum and the end marker; every
+//! block's checksum is checked when it is decoded; `verify` and `info` also
+//! check the whole-file checksum.
 
 use std::fs::File;
 use std::io::Write;
@@ -31,6 +33,7 @@ use std::path::{Path, PathBuf};
 use memmap2::{Advice, Mmap};
 use rayon::prelude::*;
 
+use crate::codec::{Decoder, Model, StoredModel};
 use crate::error::{Error, Result};
 use crate::index::LevelIndex;
 use crate::rules::{Rules, Variant};
@@ -40,22 +43,29 @@ pub const MAGIC: &[u8; 8] = b"MANCALTB";
 /// Last bytes of every complete table file.
 pub const END_MARKER: &[u8; 4] = b"TBOK";
 /// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// The only index scheme so far: every composition, colex rank.
 pub const INDEX_SCHEME: &str = "compositions-colex";
-/// The only value encoding so far: one two's-complement byte per position.
-pub const VALUE_ENCODING: &str = "i8";
+/// The value encoding: order-1 context model, rANS with 11-bit
+/// probabilities (see [`crate::codec`]).
+pub const VALUE_ENCODING: &str = "rans-order1-11";
 /// The cycle convention of the stored values.
 pub const CYCLES_EVEN: &str = "even";
-/// Positions per block: decoding one block is most of a cold probe's cost,
-/// and going from 16,384 to 4,096 positions makes that about 4× cheaper for
-/// about 3% more bytes.
-pub const DEFAULT_BLOCK_SIZE: u32 = 1 << 12;
-/// zstd level used by `build`: decoding speed barely depends on it.
-pub const DEFAULT_ZSTD_LEVEL: i32 = 9;
-const INDEX_ENTRY: usize = 16;
-/// The most bytes a header may decode to.
-const HEADER_LIMIT: usize = 1 << 16;
+/// Positions per block: a cold probe decodes on average half a block, at a
+/// few nanoseconds per value, and each block costs 8 index bytes. At 512
+/// (oware level 20): 0.125 bits/position of index, blocks 1.4% larger than
+/// at 4,096, and a cold probe about 1 µs.
+pub const DEFAULT_BLOCK_SIZE: u32 = 512;
+/// The largest block size: a group of [`GROUP_BLOCKS`] blocks must stay
+/// under 4 GiB so that offsets within it fit 32 bits.
+pub const MAX_BLOCK_SIZE: u32 = 1 << 14;
+/// Blocks per group: every group has a 64-bit base offset, its blocks 32-bit
+/// offsets from it.
+const GROUP_BLOCKS: usize = 1 << 16;
+const INDEX_ENTRY: usize = 8;
+/// The most bytes a header may decode to (a level's model is at most 256
+/// contexts of 255 symbols).
+const HEADER_LIMIT: usize = 1 << 20;
 const TRAILER: usize = 8;
 
 /// Everything a table file says about itself.
@@ -75,10 +85,8 @@ pub struct Header {
     pub positions: u64,
     /// How positions map to indices.
     pub index_scheme: String,
-    /// How one value is stored.
+    /// How the values are coded.
     pub value_encoding: String,
-    /// zstd level the blocks were compressed with (informational).
-    pub zstd_level: i32,
     /// Positions per block.
     pub block_size: u32,
     /// Number of blocks.
@@ -86,17 +94,14 @@ pub struct Header {
     /// `(value, positions with that value)`, ascending by value, zero
     /// counts left out.
     pub histogram: Vec<(i8, u64)>,
+    /// The value model every block is coded with ([`Model`]).
+    pub model: StoredModel,
 }
 
 impl Header {
-    /// The header for `values`, the solved level `level` of `rules`.
-    pub fn for_level(
-        rules: &Rules,
-        level: u32,
-        values: &[i8],
-        block_size: u32,
-        zstd_level: i32,
-    ) -> Header {
+    /// The header for `values`, the solved level `level` of `rules`, with
+    /// the value model fitted to them.
+    pub fn for_level(rules: &Rules, level: u32, values: &[i8], block_size: u32) -> Header {
         Header {
             variant: rules.variant().name().to_string(),
             pits: rules.pits() as u8,
@@ -106,10 +111,10 @@ impl Header {
             positions: values.len() as u64,
             index_scheme: INDEX_SCHEME.to_string(),
             value_encoding: VALUE_ENCODING.to_string(),
-            zstd_level,
             block_size,
             block_count: values.len().div_ceil(block_size as usize) as u64,
             histogram: histogram(values),
+            model: Model::fit(values, block_size as usize).to_stored(),
         }
     }
 
@@ -162,28 +167,34 @@ pub fn level_file_name(level: u32) -> String {
 /// Returns the file's size in bytes.
 pub fn write_table(path: &Path, header: &Header, values: &[i8]) -> Result<u64> {
     let block_size = header.block_size as usize;
+    let model = Model::from_stored(&header.model).expect("the header's own model");
     let blocks: Vec<Vec<u8>> = values
         .par_chunks(block_size)
-        .map(|chunk| {
-            let bytes: &[u8] = bytemuck::cast_slice(chunk);
-            zstd::bulk::compress(bytes, header.zstd_level)
-                .expect("zstd compression into memory cannot fail")
-        })
+        .map(|chunk| model.encode_block(chunk))
         .collect();
     let header_bytes =
         bincode::encode_to_vec(header, bincode::config::standard()).expect("header encodes");
-    let head_len = 16 + header_bytes.len() + INDEX_ENTRY * blocks.len() + 4;
+    let groups = blocks.len().div_ceil(GROUP_BLOCKS);
+    let head_len = 16 + header_bytes.len() + INDEX_ENTRY * blocks.len() + 8 * groups + 4;
     let mut head = Vec::with_capacity(head_len);
     head.extend_from_slice(MAGIC);
     head.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     head.extend_from_slice(&(header_bytes.len() as u32).to_le_bytes());
     head.extend_from_slice(&header_bytes);
+    let mut bases = Vec::with_capacity(groups);
     let mut offset = head_len as u64;
-    for block in &blocks {
-        head.extend_from_slice(&offset.to_le_bytes());
-        head.extend_from_slice(&(block.len() as u32).to_le_bytes());
+    for (b, block) in blocks.iter().enumerate() {
+        if b % GROUP_BLOCKS == 0 {
+            bases.push(offset);
+        }
+        let relative = u32::try_from(offset - bases[b / GROUP_BLOCKS])
+            .expect("a group of blocks spans less than 4 GiB");
+        head.extend_from_slice(&relative.to_le_bytes());
         head.extend_from_slice(&crc32fast::hash(block).to_le_bytes());
         offset += block.len() as u64;
+    }
+    for base in bases {
+        head.extend_from_slice(&base.to_le_bytes());
     }
     head.extend_from_slice(&crc32fast::hash(&head).to_le_bytes());
     debug_assert_eq!(head.len(), head_len);
@@ -216,12 +227,15 @@ pub fn write_table(path: &Path, header: &Header, values: &[i8]) -> Result<u64> {
     Ok(bytes)
 }
 
-/// Where one compressed block lies: offset, length, CRC-32.
+/// Where the parts of a validated file lie.
 #[derive(Clone, Copy, Debug)]
-struct BlockEntry {
-    offset: u64,
-    len: u32,
-    crc: u32,
+struct Layout {
+    /// Offset of the block index.
+    index: usize,
+    /// Offset of the group bases.
+    bases: usize,
+    /// Where the coded blocks begin and end.
+    data: (u64, u64),
 }
 
 /// An open, validated table file.
@@ -229,7 +243,8 @@ pub struct Table {
     path: PathBuf,
     map: Mmap,
     header: Header,
-    blocks: Vec<BlockEntry>,
+    layout: Layout,
+    decoder: Decoder,
 }
 
 impl Table {
@@ -251,7 +266,10 @@ impl Table {
         // SAFETY: table files are written once and renamed into place; they
         // are never modified while mapped by this program.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
-        let (header, blocks) = parse_layout(path, &map)?;
+        let (header, layout) = parse_layout(path, &map)?;
+        let decoder = Model::from_stored(&header.model)
+            .expect("parse_layout checks the model")
+            .decoder();
         if let Some((rules, level)) = expected {
             let found = header.rules().ok();
             if found.as_ref() != Some(rules) || header.level != level {
@@ -267,7 +285,8 @@ impl Table {
             path: path.to_path_buf(),
             map,
             header,
-            blocks,
+            layout,
+            decoder,
         })
     }
 
@@ -298,11 +317,14 @@ impl Table {
         Ok((at / block_size, (at % block_size) as usize))
     }
 
-    /// The value stored for index `at`, decoding its block (no caching:
-    /// [`crate::Tablebase`] keeps decoded blocks).
+    /// The value stored for index `at`, decoding its block only up to it
+    /// (no caching: [`crate::Tablebase`] keeps decoded blocks).
     pub fn get(&self, at: u64) -> Result<i8> {
         let (block, offset) = self.locate(at)?;
-        Ok(self.decode_block(block)?[offset])
+        let data = self.block_data(block)?;
+        self.decoder
+            .decode_at(data, offset)
+            .map_err(|e| self.corrupted(format!("block {block} does not decode: {e:?}")))
     }
 
     /// Decodes every value of the table, in parallel.
@@ -346,28 +368,55 @@ impl Table {
         Ok(values)
     }
 
+    /// Decodes the first `out.len()` values of block `block` into `out`
+    /// (at most the block's length): a batch of probes into one block
+    /// decodes only up to the last of them.
+    pub fn decode_prefix(&self, block: u64, out: &mut [i8]) -> Result<()> {
+        let data = self.block_data(block)?;
+        self.decoder
+            .decode_prefix(data, out)
+            .map_err(|e| self.corrupted(format!("block {block} does not decode: {e:?}")))
+    }
+
     /// Decodes block `block` into `out`, which must be exactly its length.
     fn decode_block_into(&self, block: u64, out: &mut [i8]) -> Result<()> {
-        let BlockEntry { offset, len, crc } = self.blocks[block as usize];
-        let data = &self.map[offset as usize..offset as usize + len as usize];
+        let data = self.block_data(block)?;
+        self.decoder
+            .decode_block(data, out)
+            .map_err(|e| self.corrupted(format!("block {block} does not decode: {e:?}")))
+    }
+
+    /// The coded bytes of block `block`, bounds- and checksum-checked.
+    fn block_data(&self, block: u64) -> Result<&[u8]> {
+        let b = block as usize;
+        let start = self.block_start(b);
+        let end = if b + 1 < self.header.block_count as usize {
+            self.block_start(b + 1)
+        } else {
+            self.layout.data.1
+        };
+        let (first, last) = self.layout.data;
+        if !(first <= start && start <= end && end <= last) {
+            return Err(self.corrupted(format!("block {block} lies outside the data")));
+        }
+        let data = &self.map[start as usize..end as usize];
+        let crc = read_u32(&self.map, self.layout.index + b * INDEX_ENTRY + 4);
         if crc32fast::hash(data) != crc {
             return Err(self.corrupted(format!("block {block} checksum mismatch")));
         }
-        let expected = out.len();
-        let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
-        let decoded = DECOMPRESSOR.with(|d| match &mut *d.borrow_mut() {
-            Some(d) => d.decompress_to_buffer(data, bytes),
-            None => Err(std::io::Error::other(
-                "cannot create a zstd decompression context",
-            )),
-        });
-        match decoded {
-            Ok(n) if n == expected => Ok(()),
-            Ok(n) => Err(self.corrupted(format!(
-                "block {block} holds {n} values, expected {expected}"
-            ))),
-            Err(e) => Err(self.corrupted(format!("block {block} does not decode: {e}"))),
-        }
+        Ok(data)
+    }
+
+    /// Where block `b` begins: its group's base plus its relative offset.
+    fn block_start(&self, b: usize) -> u64 {
+        let base = read_u64(&self.map, self.layout.bases + 8 * (b / GROUP_BLOCKS));
+        let relative = read_u32(&self.map, self.layout.index + b * INDEX_ENTRY);
+        base.saturating_add(relative as u64)
+    }
+
+    /// Bytes of decoding tables this table holds in memory.
+    pub fn decoder_memory(&self) -> usize {
+        self.decoder.memory()
     }
 
     fn corrupted(&self, what: String) -> Error {
@@ -378,13 +427,6 @@ impl Table {
     }
 }
 
-thread_local! {
-    /// A zstd decompression context per thread: creating one costs more than
-    /// decoding a small block.
-    static DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
-        std::cell::RefCell::new(zstd::bulk::Decompressor::new().ok());
-}
-
 fn read_u32(bytes: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
 }
@@ -393,9 +435,10 @@ fn read_u64(bytes: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
 }
 
-/// Checks the fixed parts of a mapped file and returns its header and block
-/// index. Every offset is bounds-checked before it is used.
-fn parse_layout(path: &Path, bytes: &[u8]) -> Result<(Header, Vec<BlockEntry>)> {
+/// Checks the fixed parts of a mapped file and returns its header and
+/// layout. Every offset is bounds-checked before it is used; each block's
+/// own bounds are checked when it is read.
+fn parse_layout(path: &Path, bytes: &[u8]) -> Result<(Header, Layout)> {
     let corrupted = |what: &str| Error::Corrupted {
         path: path.to_path_buf(),
         what: what.to_string(),
@@ -432,8 +475,10 @@ fn parse_layout(path: &Path, bytes: &[u8]) -> Result<(Header, Vec<BlockEntry>)> 
     if used != header_len {
         return Err(corrupted("header length mismatch"));
     }
-    let index_end = (header.block_count as usize)
+    let blocks = header.block_count as usize;
+    let index_end = blocks
         .checked_mul(INDEX_ENTRY)
+        .and_then(|len| len.checked_add(8 * blocks.div_ceil(GROUP_BLOCKS)))
         .and_then(|len| header_end.checked_add(len))
         .filter(|&e| e + 4 <= bytes.len() - TRAILER)
         .ok_or_else(|| corrupted("block index beyond the file"))?;
@@ -441,26 +486,15 @@ fn parse_layout(path: &Path, bytes: &[u8]) -> Result<(Header, Vec<BlockEntry>)> 
         return Err(corrupted("header checksum mismatch"));
     }
     validate_header(&header).map_err(|what| corrupted(&what))?;
-    let data_end = (bytes.len() - TRAILER) as u64;
-    let mut expected_offset = (index_end + 4) as u64;
-    let mut blocks = Vec::with_capacity(header.block_count as usize);
-    for b in 0..header.block_count as usize {
-        let at = header_end + b * INDEX_ENTRY;
-        let (offset, len, crc) = (
-            read_u64(bytes, at),
-            read_u32(bytes, at + 8),
-            read_u32(bytes, at + 12),
-        );
-        if offset != expected_offset || offset + len as u64 > data_end {
-            return Err(corrupted(&format!("block {b} lies outside the data")));
-        }
-        expected_offset += len as u64;
-        blocks.push(BlockEntry { offset, len, crc });
+    let layout = Layout {
+        index: header_end,
+        bases: header_end + blocks * INDEX_ENTRY,
+        data: ((index_end + 4) as u64, (bytes.len() - TRAILER) as u64),
+    };
+    if blocks > 0 && read_u64(bytes, layout.bases) != layout.data.0 {
+        return Err(corrupted("the first block does not start the data"));
     }
-    if expected_offset != data_end {
-        return Err(corrupted("data length does not match the block index"));
-    }
-    Ok((header, blocks))
+    Ok((header, layout))
 }
 
 /// Checks that a decoded header describes a table this program can read.
@@ -486,8 +520,16 @@ fn validate_header(h: &Header) -> std::result::Result<(), String> {
             LevelIndex::new(rules.pits(), h.level).count()
         ));
     }
-    if h.block_size == 0 || h.block_count != h.positions.div_ceil(h.block_size as u64) {
+    if h.block_size == 0
+        || h.block_size > MAX_BLOCK_SIZE
+        || h.block_count != h.positions.div_ceil(h.block_size as u64)
+    {
         return Err("block size and count do not match the positions".into());
+    }
+    let model = Model::from_stored(&h.model).map_err(|e| format!("bad value model: {e}"))?;
+    let (low, high) = (h.histogram.first(), h.histogram.last());
+    if low.map(|&(v, _)| v) != Some(model.min()) || high.map(|&(v, _)| v) != Some(model.max()) {
+        return Err("the value model does not span the histogram".into());
     }
     if h.histogram.iter().map(|&(_, c)| c).sum::<u64>() != h.positions {
         return Err("histogram does not add up to the positions".into());

@@ -106,9 +106,11 @@ impl Tablebase {
 
     /// The values of many positions, in order; fails if any position is
     /// not covered ([`Tablebase::check`] them first to sort those out) or a
-    /// table is damaged. Probes are grouped by table block, so each block is
-    /// looked up or decoded once however many of the positions fall in it:
-    /// this is how large batches are scored.
+    /// table is damaged. Probes are grouped by table block, and each block
+    /// is decoded once, up to the last probe into it, however many of the
+    /// positions fall in it, on every core: this is how large batches are
+    /// scored. The block cache is left alone (a large batch would only
+    /// flush it).
     pub fn values(&self, positions: &[Position]) -> Result<Vec<i32>> {
         let mut probes: Vec<(u32, u64, usize, usize)> = positions
             .par_iter()
@@ -121,11 +123,14 @@ impl Tablebase {
         probes.par_sort_unstable();
         let found: Vec<(usize, i8)> = probes
             .par_chunk_by(|a, b| (a.0, a.1) == (b.0, b.1))
-            .map(|group| {
-                let values = self.block(group[0].0, group[0].1)?;
+            .map_init(Vec::new, |buffer, group| {
+                let (n, block) = (group[0].0, group[0].1);
+                let last = group[group.len() - 1].2;
+                buffer.resize(last + 1, 0);
+                self.level(n)?.decode_prefix(block, buffer)?;
                 Ok(group
                     .iter()
-                    .map(|&(_, _, offset, slot)| (slot, values[offset]))
+                    .map(|&(_, _, offset, slot)| (slot, buffer[offset]))
                     .collect::<Vec<_>>())
             })
             .collect::<Result<Vec<_>>>()?
@@ -140,19 +145,37 @@ impl Tablebase {
     /// [`Tablebase::move_values`] of many positions, in order, with every
     /// child probed in one [`Tablebase::values`] batch; fails like it.
     pub fn move_values_many(&self, positions: &[Position]) -> Result<Vec<Vec<MoveValue>>> {
+        Ok(self.probe_many(positions, false)?.1)
+    }
+
+    /// The value and the move values of many positions, in order: one
+    /// [`Tablebase::values`] batch for the positions and all their children.
+    pub fn values_and_moves(&self, positions: &[Position]) -> Result<Vec<(i32, Vec<MoveValue>)>> {
+        let (values, moves) = self.probe_many(positions, true)?;
+        Ok(values.into_iter().zip(moves).collect())
+    }
+
+    /// Probes every child of `positions` (and the positions themselves if
+    /// `own`) in one batch.
+    fn probe_many(
+        &self,
+        positions: &[Position],
+        own: bool,
+    ) -> Result<(Vec<i32>, Vec<Vec<MoveValue>>)> {
         let successors: Vec<Successors> = positions
             .par_iter()
             .map(|pos| self.check(pos).map(|()| self.rules.successors(pos)))
             .collect::<Result<_>>()?;
-        let children: Vec<Position> = successors
-            .iter()
-            .flat_map(|s| match s {
-                Successors::Moves(moves) => moves.iter().map(|m| m.child).collect(),
-                Successors::Terminal(_) => Vec::new(),
-            })
-            .collect();
-        let mut child_values = self.values(&children)?.into_iter();
-        Ok(successors
+        let mut probes: Vec<Position> = if own { positions.to_vec() } else { Vec::new() };
+        for s in &successors {
+            if let Successors::Moves(moves) = s {
+                probes.extend(moves.iter().map(|m| m.child));
+            }
+        }
+        let mut values = self.values(&probes)?;
+        let child_values = values.split_off(if own { positions.len() } else { 0 });
+        let mut child_values = child_values.into_iter();
+        let moves = successors
             .iter()
             .map(|s| match s {
                 Successors::Terminal(_) => Vec::new(),
@@ -165,7 +188,8 @@ impl Tablebase {
                     })
                     .collect(),
             })
-            .collect())
+            .collect();
+        Ok((values, moves))
     }
 
     /// Level, block and offset of `pos` in the tables.

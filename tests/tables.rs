@@ -309,12 +309,21 @@ fn layout(path: &Path) -> (std::ops::Range<usize>, Vec<std::ops::Range<usize>>) 
     let blocks = Table::open(path, None).unwrap().header().block_count as usize;
     let header_len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
     let header = 16..16 + header_len;
+    let bases = header.end + 8 * blocks;
+    let start = |b: usize| {
+        let base_at = bases + 8 * (b >> 16);
+        let base = u64::from_le_bytes(bytes[base_at..base_at + 8].try_into().unwrap());
+        let at = header.end + 8 * b;
+        base as usize + u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize
+    };
     let ranges = (0..blocks)
         .map(|b| {
-            let at = header.end + 16 * b;
-            let offset = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
-            let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
-            offset..offset + len
+            let end = if b + 1 < blocks {
+                start(b + 1)
+            } else {
+                bytes.len() - 8
+            };
+            start(b)..end
         })
         .collect();
     (header, ranges)
@@ -357,7 +366,7 @@ fn a_bit_flip_in_a_data_block_is_detected() {
         tb.value(&six[outside as usize]).unwrap(),
         values[outside as usize] as i32
     );
-    let err = verify::verify(dir.path(), &rules, None, |_| {}).unwrap_err();
+    let err = verify::verify(dir.path(), &rules, 0, None, |_| {}).unwrap_err();
     assert_eq!(kind(&err), "Corrupted", "verify: {err}");
 
     // A flip in the whole-file checksum itself: values are still right,
@@ -546,14 +555,14 @@ fn missing_files_are_reported() {
 fn verify_passes_good_tables_and_finds_wrong_values() {
     let (dir, rules, solved) = small_oware();
     let mut seen = Vec::new();
-    let checks = verify::verify(dir.path(), &rules, None, |c| seen.push(c.level)).unwrap();
+    let checks = verify::verify(dir.path(), &rules, 0, None, |c| seen.push(c.level)).unwrap();
     assert_eq!(seen, (0..=6).collect::<Vec<_>>());
     assert_eq!(checks.len(), 7);
     for c in &checks {
         assert!(c.ok(), "level {}: {c:?}", c.level);
         assert_eq!(c.positions, LevelIndex::new(6, c.level).count());
     }
-    let checks = verify::verify(dir.path(), &rules, Some(4), |_| {}).unwrap();
+    let checks = verify::verify(dir.path(), &rules, 0, Some(4), |_| {}).unwrap();
     assert_eq!(checks.len(), 5);
 
     // One wrong value in level 5, written as a well-formed file.
@@ -567,7 +576,7 @@ fn verify_passes_good_tables_and_finds_wrong_values() {
     } else {
         values[at] - 1
     };
-    let header = Header::for_level(&rules, n, &values, 1024, 3);
+    let header = Header::for_level(&rules, n, &values, 1024);
     write_table(&path, &header, &values).unwrap();
     let t = Table::open(&path, Some((&rules, n))).unwrap();
     t.check_file_checksum().expect("a well-formed file");
@@ -579,7 +588,7 @@ fn verify_passes_good_tables_and_finds_wrong_values() {
         "probes trust the file"
     );
 
-    let checks = verify::verify(dir.path(), &rules, None, |_| {}).unwrap();
+    let checks = verify::verify(dir.path(), &rules, 0, None, |_| {}).unwrap();
     assert_eq!(checks.len(), 7);
     for c in &checks[..5] {
         assert!(c.ok(), "level {} below the damage: {c:?}", c.level);
@@ -596,16 +605,17 @@ fn verify_passes_good_tables_and_finds_wrong_values() {
         assert_eq!(recomputed, solved.value(&pos));
     }
 
-    // The same values under the original header: the histogram is wrong too.
-    let header = Header::for_level(&rules, n, solved.level(n), 1024, 3);
+    // The same values under the original histogram: it is wrong too.
+    let mut header = Header::for_level(&rules, n, &values, 1024);
+    header.histogram = table::histogram(solved.level(n));
     write_table(&path, &header, &values).unwrap();
-    let checks = verify::verify(dir.path(), &rules, Some(n), |_| {}).unwrap();
+    let checks = verify::verify(dir.path(), &rules, 0, Some(n), |_| {}).unwrap();
     assert!(!checks[5].histogram_ok);
     assert!(!checks[5].ok());
 
     // Restored, everything passes again.
     fs::write(&path, original).unwrap();
-    let checks = verify::verify(dir.path(), &rules, None, |_| {}).unwrap();
+    let checks = verify::verify(dir.path(), &rules, 0, None, |_| {}).unwrap();
     assert!(checks.iter().all(|c| c.ok()));
 }
 
