@@ -33,7 +33,9 @@
 pub mod build;
 pub mod checkpoint;
 pub mod codec;
+pub mod engine;
 pub mod error;
+pub mod game;
 pub mod index;
 pub mod position;
 pub mod rules;

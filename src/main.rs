@@ -11,6 +11,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use serde_json::{json, Value as Json};
 
+mod cli;
+
 use mancala_tb::build::{self, BuildObserver, BuildOptions, LevelReport};
 use mancala_tb::table::{level_file_name, Table};
 use mancala_tb::tablebase::tables_dir;
@@ -35,10 +37,15 @@ enum Command {
     Info(InfoArgs),
     /// Check checksums and recompute every stored value from the tables.
     Verify(VerifyArgs),
+    /// Exact value of a start position and a perfect game (tables below,
+    /// search above).
+    Solve(cli::solve::SolveArgs),
+    /// Play a game in the terminal against the perfect engine.
+    Play(cli::play::PlayArgs),
 }
 
 #[derive(Args, Clone)]
-struct RulesArgs {
+pub struct RulesArgs {
     /// Rule set: oware, awari, wari or kalah.
     #[arg(long, default_value = "oware", value_parser = parse_variant)]
     rules: Variant,
@@ -52,7 +59,7 @@ struct RulesArgs {
 }
 
 impl RulesArgs {
-    fn rules(&self) -> Result<Rules> {
+    pub fn rules(&self) -> Result<Rules> {
         Ok(Rules::new(self.rules, self.pits)?.with_empty_capture(self.empty_capture))
     }
 }
@@ -140,6 +147,8 @@ fn main() -> ExitCode {
         Command::Query(args) => run_query(args),
         Command::Info(args) => run_info(args),
         Command::Verify(args) => run_verify(args),
+        Command::Solve(args) => cli::solve::run(args),
+        Command::Play(args) => cli::play::run(args),
     };
     match outcome {
         Ok(true) => ExitCode::SUCCESS,
