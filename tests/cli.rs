@@ -496,3 +496,113 @@ fn a_build_killed_mid_level_resumes_to_identical_tables() {
     }
     ok(&["verify", "--dir", &path]);
 }
+
+/// Builds `flags` levels 0..=`stones` into `dir` with the CLI.
+fn build_into(dir: &str, flags: &[&str], stones: u32) {
+    let stones = stones.to_string();
+    let mut args = vec!["build", "--stones", &stones, "--dir", dir];
+    args.extend_from_slice(flags);
+    ok(&args);
+}
+
+#[test]
+fn solve_reports_the_value_and_a_perfect_game() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().to_str().unwrap();
+    let kalah = ["--rules", "kalah", "--pits", "4"];
+    build_into(path, &kalah, 12);
+    let args = |seeds: &'static str, json: bool| {
+        let mut a = vec!["solve", "--seeds", seeds, "--dir", path];
+        a.extend_from_slice(&kalah);
+        if json {
+            a.push("--json");
+        }
+        a
+    };
+    let text = ok(&args("3", false));
+    assert!(
+        text.starts_with("Kalah(4,3): +8 (the first player wins by 8)"),
+        "{text}"
+    );
+    assert!(text.contains("best first move(s): b"), "{text}");
+    assert!(text.contains("perfect game ("), "{text}");
+
+    let json: Json = serde_json::from_str(&ok(&args("3", true))).unwrap();
+    assert_eq!(json["value"], 8);
+    assert_eq!(json["exact"], true);
+    assert_eq!(json["start"], "Kalah(4,3)");
+    // The perfect game replays to the predicted margin.
+    let rules = Rules::new(Variant::Kalah, 4).unwrap();
+    let mut state = mancala_tb::game::GameState::start(&rules, 3).unwrap();
+    for letter in json["pv"].as_array().unwrap() {
+        let pit = mancala_tb::game::parse_move(&rules, letter.as_str().unwrap()).unwrap();
+        state = state.play(&rules, pit).unwrap();
+    }
+    let end = state.end(&rules).expect("the perfect game ends");
+    assert_eq!(end.margin_for(mancala_tb::game::Side::South), 8);
+
+    // Within table range it is a lookup.
+    let json: Json = serde_json::from_str(&ok(&args("1", true))).unwrap();
+    assert_eq!(
+        (json["value"].as_i64(), json["source"].as_str()),
+        (Some(2), Some("tables"))
+    );
+}
+
+#[test]
+fn play_runs_a_whole_game_from_stdin() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().to_str().unwrap();
+    build_into(path, &["--rules", "kalah", "--pits", "4"], 8);
+    // The human tries things, asks for a hint, takes a move back, and then
+    // cycles through the pit letters (illegal ones are refused) until the
+    // game is over.
+    let mut input = String::from("undo\nhint\nz\nfoo\na\nundo\n");
+    input += &"a\nb\nc\nd\n".repeat(40);
+    let out = with_stdin(
+        &[
+            "play", "--rules", "kalah", "--pits", "4", "--seeds", "1", "--dir", path,
+        ],
+        &input,
+    );
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    assert!(text.contains("nothing to undo"), "{text}");
+    assert!(
+        text.contains("moves (value of the remaining stones"),
+        "{text}"
+    );
+    assert!(text.contains("is not a move"), "{text}");
+    assert!(text.contains("engine plays "), "{text}");
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("game over"))
+        .expect(&text);
+    // South 8 seeds in all: the scores add up.
+    let scores: Vec<u32> = last
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|s| s.parse().ok())
+        .collect();
+    assert_eq!(scores.iter().sum::<u32>(), 8, "{last}");
+
+    // Oware from a typed endgame position, the engine moving first.
+    build_into(path, &["--rules", "oware"], 6);
+    let out = with_stdin(
+        &[
+            "play",
+            "--rules",
+            "oware",
+            "--position",
+            "1,0,2,0,0,1/0,1,0,0,1,0",
+            "--side",
+            "north",
+            "--dir",
+            path,
+        ],
+        &"a\nb\nc\nd\ne\nf\n".repeat(60),
+    );
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    assert!(text.contains("game over ("), "{text}");
+}

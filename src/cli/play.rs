@@ -62,8 +62,13 @@ pub fn run(args: PlayArgs) -> Result<bool> {
     // The states before each of the human's moves, for `undo`.
     let mut undo: Vec<GameState> = Vec::new();
     let mut state = start;
+    // The board is drawn again only after it changed.
+    let mut changed = true;
     loop {
-        writeln!(out, "\n{}", board_picture(&rules, &state, names))?;
+        if changed {
+            writeln!(out, "\n{}", board_picture(&rules, &state, names))?;
+        }
+        changed = true;
         if let Some(end) = state.end(&rules) {
             let verdict = match end.winner() {
                 Some(side) if side == human => "you win",
@@ -101,18 +106,23 @@ pub fn run(args: PlayArgs) -> Result<bool> {
             writeln!(out, "\nbye")?;
             return Ok(true);
         }
+        changed = false;
         match line.trim() {
             "quit" | "exit" => return Ok(true),
             "help" | "?" => writeln!(out, "{HELP}")?,
             "hint" => writeln!(out, "{}", hint(&mut engine, &state)?)?,
             "undo" => match undo.pop() {
-                Some(previous) => state = previous,
+                Some(previous) => {
+                    state = previous;
+                    changed = true;
+                }
                 None => writeln!(out, "nothing to undo")?,
             },
             text => match parse_move(&rules, text).and_then(|pit| state.play(&rules, pit)) {
                 Ok(next) => {
                     undo.push(state);
                     state = next;
+                    changed = true;
                 }
                 Err(e) => writeln!(out, "{e}")?,
             },
