@@ -224,7 +224,9 @@ pub struct Engine<'a> {
     tt: Vec<[u64; 3]>,
     tt_entries: usize,
     limits: Limits,
+    /// When the current call's budget started, and the node count then.
     started: Instant,
+    nodes_at_start: u64,
     nodes: u64,
     aborted: bool,
     /// The last search stopped a line at its depth limit.
@@ -245,6 +247,7 @@ impl<'a> Engine<'a> {
             tt_entries: DEFAULT_TT_ENTRIES,
             limits: Limits::default(),
             started: Instant::now(),
+            nodes_at_start: 0,
             nodes: 0,
             aborted: false,
             depth_cut: false,
@@ -279,6 +282,18 @@ impl<'a> Engine<'a> {
     /// The value of `pos` for the player to move: a lookup within table
     /// range, a search above it.
     pub fn score(&mut self, pos: &Position) -> Result<Score> {
+        self.start_budget();
+        self.score_within_budget(pos)
+    }
+
+    /// The budget ([`Limits`]) covers one public call, however many
+    /// searches it makes.
+    fn start_budget(&mut self) {
+        self.started = Instant::now();
+        self.nodes_at_start = self.nodes;
+    }
+
+    fn score_within_budget(&mut self, pos: &Position) -> Result<Score> {
         self.check(pos)?;
         if self.in_tables(pos) {
             return Ok(Score {
@@ -292,10 +307,11 @@ impl<'a> Engine<'a> {
     /// Every legal move of `state` with its value, the best moves, and a
     /// perfect line to the end of the game (or until it cycles).
     pub fn analyze(&mut self, state: &GameState) -> Result<Analysis> {
+        self.start_budget();
         let started = Instant::now();
         self.check(&state.position)?;
         let nodes_before = self.nodes;
-        let moves = self.move_analyses(state)?;
+        let moves = self.moves_within_budget(state)?;
         let (pv, pv_end) = self.principal_variation(state)?;
         let value = moves.iter().map(|m| m.value).max();
         let (value, exact) = match (value, state.end(&self.rules)) {
@@ -333,6 +349,11 @@ impl<'a> Engine<'a> {
     /// A move into a third repetition ends the game there, so its value is
     /// the split the repetition rule gives, not the table's.
     pub fn move_analyses(&mut self, state: &GameState) -> Result<Vec<MoveAnalysis>> {
+        self.start_budget();
+        self.moves_within_budget(state)
+    }
+
+    fn moves_within_budget(&mut self, state: &GameState) -> Result<Vec<MoveAnalysis>> {
         if state.end(&self.rules).is_some() {
             return Ok(Vec::new());
         }
@@ -348,7 +369,7 @@ impl<'a> Engine<'a> {
             let (value, exact) = match ends_game {
                 Some(end) => (end.margin_for(state.to_move) - state.store_margin(), true),
                 None => {
-                    let child = self.score(&m.child)?;
+                    let child = self.score_within_budget(&m.child)?;
                     (m.value_given_child(child.value), child.exact)
                 }
             };
@@ -377,7 +398,7 @@ impl<'a> Engine<'a> {
             if line.len() >= MAX_LINE {
                 return Ok((line, LineEnd::Truncated));
             }
-            let moves = self.move_analyses(&state)?;
+            let moves = self.moves_within_budget(&state)?;
             let best = moves
                 .iter()
                 .max_by_key(|m| (m.value, std::cmp::Reverse(m.pit)))
@@ -418,7 +439,6 @@ impl<'a> Engine<'a> {
         if self.tt.is_empty() {
             self.tt = vec![[0u64; 3]; self.tt_entries];
         }
-        self.started = Instant::now();
         self.aborted = false;
         let cycles = self.rules.variant().is_oware_family();
         let mut guess = 0;
@@ -467,7 +487,9 @@ impl<'a> Engine<'a> {
     }
 
     fn out_of_budget(&self) -> bool {
-        self.limits.nodes.is_some_and(|n| self.nodes >= n)
+        self.limits
+            .nodes
+            .is_some_and(|n| self.nodes - self.nodes_at_start >= n)
             || (self.nodes.is_multiple_of(1024)
                 && self
                     .limits
