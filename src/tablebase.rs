@@ -17,6 +17,18 @@ use crate::table::{level_file_name, Table, DEFAULT_BLOCK_SIZE};
 /// Memory for decoded blocks that [`Tablebase::open`] sets aside.
 pub const DEFAULT_CACHE_BYTES: usize = 32 << 20;
 
+/// One probe of a batch: level and block (level in the top 16 bits), offset
+/// in the block, the caller's slot, and the value once read.
+#[derive(Clone, Copy)]
+struct Probe {
+    block: u64,
+    offset: u16,
+    slot: u32,
+    value: i8,
+}
+
+const BLOCK_MASK: u64 = (1 << 48) - 1;
+
 /// Decoded blocks, least recently used evicted first, keyed by (level,
 /// block).
 type BlockLru = LruCache<(u32, u64), Arc<[i8]>>;
@@ -112,32 +124,35 @@ impl Tablebase {
     /// scored. The block cache is left alone (a large batch would only
     /// flush it).
     pub fn values(&self, positions: &[Position]) -> Result<Vec<i32>> {
-        let mut probes: Vec<(u32, u64, usize, usize)> = positions
+        let mut probes: Vec<Probe> = positions
             .par_iter()
             .enumerate()
             .map(|(slot, pos)| {
-                self.locate(pos)
-                    .map(|(n, block, offset)| (n, block, offset, slot))
+                self.locate(pos).map(|(level, block, offset)| Probe {
+                    block: (level as u64) << 48 | block,
+                    offset: offset as u16,
+                    slot: slot as u32,
+                    value: 0,
+                })
             })
             .collect::<Result<_>>()?;
-        probes.par_sort_unstable();
-        let found: Vec<(usize, i8)> = probes
-            .par_chunk_by(|a, b| (a.0, a.1) == (b.0, b.1))
-            .map_init(Vec::new, |buffer, group| {
-                let (n, block) = (group[0].0, group[0].1);
-                let last = group[group.len() - 1].2;
-                buffer.resize(last + 1, 0);
-                self.level(n)?.decode_prefix(block, buffer)?;
-                Ok(group
-                    .iter()
-                    .map(|&(_, _, offset, slot)| (slot, buffer[offset]))
-                    .collect::<Vec<_>>())
-            })
-            .collect::<Result<Vec<_>>>()?
-            .concat();
+        probes.par_sort_unstable_by_key(|p| (p.block, p.offset));
+        // Each group of probes into one block is filled in place: no
+        // allocation per block.
+        probes
+            .par_chunk_by_mut(|a, b| a.block == b.block)
+            .try_for_each_init(Vec::new, |buffer, group| {
+                let (level, block) = ((group[0].block >> 48) as u32, group[0].block & BLOCK_MASK);
+                buffer.resize(group[group.len() - 1].offset as usize + 1, 0);
+                self.level(level)?.decode_prefix(block, buffer)?;
+                for probe in group.iter_mut() {
+                    probe.value = buffer[probe.offset as usize];
+                }
+                Ok::<(), Error>(())
+            })?;
         let mut values = vec![0i32; positions.len()];
-        for (slot, value) in found {
-            values[slot] = value as i32;
+        for probe in &probes {
+            values[probe.slot as usize] = probe.value as i32;
         }
         Ok(values)
     }
@@ -162,31 +177,45 @@ impl Tablebase {
         positions: &[Position],
         own: bool,
     ) -> Result<(Vec<i32>, Vec<Vec<MoveValue>>)> {
-        let successors: Vec<Successors> = positions
-            .par_iter()
-            .map(|pos| self.check(pos).map(|()| self.rules.successors(pos)))
-            .collect::<Result<_>>()?;
-        let mut probes: Vec<Position> = if own { positions.to_vec() } else { Vec::new() };
-        for s in &successors {
-            if let Successors::Moves(moves) = s {
-                probes.extend(moves.iter().map(|m| m.child));
+        /// Positions per unit of parallel work; children are gathered per
+        /// chunk so that no per-position move list is kept.
+        const CHUNK: usize = 4096;
+        positions.par_iter().try_for_each(|pos| self.check(pos))?;
+        let children_of = |chunk: &[Position]| {
+            let mut children = Vec::with_capacity(chunk.len() * self.rules.pits());
+            for pos in chunk {
+                self.rules.for_each_move(pos, |m| children.push(m.child));
             }
+            children
+        };
+        let per_chunk: Vec<Vec<Position>> = positions.par_chunks(CHUNK).map(children_of).collect();
+        let own_count = if own { positions.len() } else { 0 };
+        let mut probes =
+            Vec::with_capacity(own_count + per_chunk.iter().map(Vec::len).sum::<usize>());
+        probes.extend_from_slice(&positions[..own_count]);
+        let mut chunk_starts = Vec::with_capacity(per_chunk.len());
+        for children in per_chunk {
+            chunk_starts.push(probes.len() - own_count);
+            probes.extend(children);
         }
         let mut values = self.values(&probes)?;
-        let child_values = values.split_off(if own { positions.len() } else { 0 });
-        let mut child_values = child_values.into_iter();
-        let moves = successors
-            .iter()
-            .map(|s| match s {
-                Successors::Terminal(_) => Vec::new(),
-                Successors::Moves(moves) => moves
-                    .iter()
-                    .zip(child_values.by_ref())
-                    .map(|(m, child)| MoveValue {
-                        pit: m.pit,
-                        value: m.value_given_child(child),
-                    })
-                    .collect(),
+        let child_values = values.split_off(own_count);
+        let moves = positions
+            .par_chunks(CHUNK)
+            .zip(chunk_starts)
+            .flat_map_iter(|(chunk, start)| {
+                let mut next = child_values[start..].iter();
+                chunk.iter().map(move |pos| {
+                    let mut moves = Vec::new();
+                    self.rules.for_each_move(pos, |m| {
+                        let child = *next.next().expect("one value per child");
+                        moves.push(MoveValue {
+                            pit: m.pit,
+                            value: m.value_given_child(child),
+                        });
+                    });
+                    moves
+                })
             })
             .collect();
         Ok((values, moves))
