@@ -34,6 +34,7 @@ pub mod build;
 pub mod checkpoint;
 pub mod codec;
 pub mod error;
+pub mod forced;
 pub mod index;
 pub mod position;
 pub mod rules;
