@@ -67,6 +67,13 @@ pub struct Bounds {
     pub opponent: u8,
 }
 
+/// `mover/opponent`, as queries print it.
+impl std::fmt::Display for Bounds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.mover, self.opponent)
+    }
+}
+
 /// The outcome of a game given the stones already captured and the bounds
 /// of the remaining ones (see [`Bounds::verdict`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

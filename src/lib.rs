@@ -47,4 +47,4 @@ pub mod verify;
 pub use error::{Error, Result};
 pub use position::Position;
 pub use rules::{Move, Rules, Successors, Variant};
-pub use tablebase::{MoveValue, Tablebase};
+pub use tablebase::{MoveBounds, MoveValue, Tablebase};

@@ -8,11 +8,12 @@ use lru::LruCache;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::forced::Bounds;
 use crate::index;
 use crate::position::{pit_letter, Position};
 use crate::rules::{Rules, Successors};
 use crate::solver::MAX_LEVEL;
-use crate::table::{level_file_name, Table, DEFAULT_BLOCK_SIZE};
+use crate::table::{level_file_name, Cycles, Table, DEFAULT_BLOCK_SIZE};
 
 /// Memory for decoded blocks that [`Tablebase::open`] sets aside.
 pub const DEFAULT_CACHE_BYTES: usize = 32 << 20;
@@ -38,6 +39,24 @@ impl MoveValue {
     }
 }
 
+/// The forced bounds of one legal move (see [`Bounds::after_move`]): what
+/// each side can be sure to win of the position's remaining stones if the
+/// mover plays it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MoveBounds {
+    /// The pit the move empties (`0` = `a`).
+    pub pit: u8,
+    /// The bounds after the move, in the position's terms.
+    pub bounds: Bounds,
+}
+
+impl MoveBounds {
+    /// The move's name: the letter of its pit.
+    pub fn letter(&self) -> char {
+        pit_letter(self.pit as usize)
+    }
+}
+
 /// The tables of one rule set in a directory, opened lazily.
 ///
 /// Level files are opened (mapped and validated) on first use and then
@@ -45,6 +64,7 @@ impl MoveValue {
 /// `Tablebase` is `Send + Sync`, so one instance serves every thread.
 pub struct Tablebase {
     rules: Rules,
+    cycles: Cycles,
     root: PathBuf,
     dir: PathBuf,
     levels: Vec<OnceLock<Table>>,
@@ -66,19 +86,34 @@ impl Tablebase {
         rules: Rules,
         cache_bytes: usize,
     ) -> Result<Tablebase> {
+        Tablebase::open_kind(root, rules, Cycles::Even, cache_bytes)
+    }
+
+    /// The tables of kind `cycles` (in `root/<rules id>` for even tables,
+    /// `root/<rules id>-forced` for forced ones), with about `cache_bytes`
+    /// of decoded blocks kept. Even tables answer [`Tablebase::value`] and
+    /// its kin, forced ones [`Tablebase::bounds`] and its kin; asking the
+    /// other kind is [`Error::WrongCycles`].
+    pub fn open_kind(
+        root: impl AsRef<Path>,
+        rules: Rules,
+        cycles: Cycles,
+        cache_bytes: usize,
+    ) -> Result<Tablebase> {
         let root = root.as_ref().to_path_buf();
-        let dir = tables_dir(&root, &rules);
+        let dir = tables_dir_for(&root, &rules, cycles);
+        let block_bytes = DEFAULT_BLOCK_SIZE as usize * cycles.symbols_per_position();
         let present = (0..=MAX_LEVEL)
             .take_while(|&n| dir.join(level_file_name(n)).is_file())
             .count();
         Ok(Tablebase {
             rules,
+            cycles,
             root,
             dir,
             levels: (0..present).map(|_| OnceLock::new()).collect(),
             cache: Mutex::new(LruCache::new(
-                NonZeroUsize::new(cache_bytes / DEFAULT_BLOCK_SIZE as usize)
-                    .unwrap_or(NonZeroUsize::MIN),
+                NonZeroUsize::new(cache_bytes / block_bytes).unwrap_or(NonZeroUsize::MIN),
             )),
         })
     }
@@ -86,6 +121,11 @@ impl Tablebase {
     /// The rule set.
     pub fn rules(&self) -> &Rules {
         &self.rules
+    }
+
+    /// The kind of tables.
+    pub fn cycles(&self) -> Cycles {
+        self.cycles
     }
 
     /// The highest level available, if any.
@@ -100,8 +140,70 @@ impl Tablebase {
 
     /// The exact value of `pos` for the player to move (RULES.md).
     pub fn value(&self, pos: &Position) -> Result<i32> {
+        self.expect_cycles(Cycles::Even)?;
         let (n, block, offset) = self.locate(pos)?;
         Ok(self.block(n, block)?[offset] as i32)
+    }
+
+    /// The forced bounds of `pos` (RULES.md, "Forced bounds"); needs forced
+    /// tables.
+    pub fn bounds(&self, pos: &Position) -> Result<Bounds> {
+        self.expect_cycles(Cycles::Forced)?;
+        let (n, block, offset) = self.locate(pos)?;
+        let symbols = self.block(n, block)?;
+        self.level(n)?
+            .bounds_from(&symbols[offset..offset + 2], index::rank(pos))
+    }
+
+    /// The bounds of `pos` and of each of its legal moves, in pit order
+    /// (none when the position is terminal), from a batch of probes like
+    /// [`Tablebase::values`]; needs forced tables.
+    pub fn bounds_and_moves(
+        &self,
+        positions: &[Position],
+    ) -> Result<Vec<(Bounds, Vec<MoveBounds>)>> {
+        self.expect_cycles(Cycles::Forced)?;
+        let successors = self.successors_many(positions)?;
+        let mut probes = positions.to_vec();
+        probes.extend(children(&successors).map(|m| m.child));
+        let found = self.symbols_many(&probes)?;
+        let bounds = probes
+            .iter()
+            .zip(&found)
+            .map(|(pos, &(n, symbols))| self.level(n)?.bounds_from(&symbols, index::rank(pos)))
+            .collect::<Result<Vec<Bounds>>>()?;
+        let (own, mut child_bounds) =
+            (&bounds[..positions.len()], bounds[positions.len()..].iter());
+        Ok(own
+            .iter()
+            .zip(&successors)
+            .map(|(&b, s)| {
+                let moves = match s {
+                    Successors::Terminal(_) => Vec::new(),
+                    Successors::Moves(moves) => moves
+                        .iter()
+                        .zip(child_bounds.by_ref())
+                        .map(|(m, &child)| MoveBounds {
+                            pit: m.pit,
+                            bounds: Bounds::after_move(m, child),
+                        })
+                        .collect(),
+                };
+                (b, moves)
+            })
+            .collect())
+    }
+
+    /// An error unless the tables are of kind `cycles`.
+    fn expect_cycles(&self, cycles: Cycles) -> Result<()> {
+        if self.cycles != cycles {
+            return Err(Error::WrongCycles {
+                path: self.dir.clone(),
+                expected: cycles.describe().to_string(),
+                found: self.cycles.describe().to_string(),
+            });
+        }
+        Ok(())
     }
 
     /// The values of many positions, in order; fails if any position is
@@ -112,6 +214,18 @@ impl Tablebase {
     /// scored. The block cache is left alone (a large batch would only
     /// flush it).
     pub fn values(&self, positions: &[Position]) -> Result<Vec<i32>> {
+        self.expect_cycles(Cycles::Even)?;
+        Ok(self
+            .symbols_many(positions)?
+            .into_iter()
+            .map(|(_, symbols)| symbols[0] as i32)
+            .collect())
+    }
+
+    /// The level and stored symbols (the first one only for even tables) of
+    /// many positions, in order, probed in batches as [`Tablebase::values`].
+    fn symbols_many(&self, positions: &[Position]) -> Result<Vec<(u32, [i8; 2])>> {
+        let width = self.cycles.symbols_per_position();
         let mut probes: Vec<(u32, u64, usize, usize)> = positions
             .par_iter()
             .enumerate()
@@ -121,25 +235,37 @@ impl Tablebase {
             })
             .collect::<Result<_>>()?;
         probes.par_sort_unstable();
-        let found: Vec<(usize, i8)> = probes
+        let found: Vec<(usize, u32, [i8; 2])> = probes
             .par_chunk_by(|a, b| (a.0, a.1) == (b.0, b.1))
             .map_init(Vec::new, |buffer, group| {
                 let (n, block) = (group[0].0, group[0].1);
                 let last = group[group.len() - 1].2;
-                buffer.resize(last + 1, 0);
+                buffer.resize(last + width, 0);
                 self.level(n)?.decode_prefix(block, buffer)?;
                 Ok(group
                     .iter()
-                    .map(|&(_, _, offset, slot)| (slot, buffer[offset]))
+                    .map(|&(_, _, offset, slot)| {
+                        let mut symbols = [0i8; 2];
+                        symbols[..width].copy_from_slice(&buffer[offset..offset + width]);
+                        (slot, n, symbols)
+                    })
                     .collect::<Vec<_>>())
             })
             .collect::<Result<Vec<_>>>()?
             .concat();
-        let mut values = vec![0i32; positions.len()];
-        for (slot, value) in found {
-            values[slot] = value as i32;
+        let mut symbols = vec![(0u32, [0i8; 2]); positions.len()];
+        for (slot, n, found) in found {
+            symbols[slot] = (n, found);
         }
-        Ok(values)
+        Ok(symbols)
+    }
+
+    /// The successors of many positions, each checked to be covered.
+    fn successors_many(&self, positions: &[Position]) -> Result<Vec<Successors>> {
+        positions
+            .par_iter()
+            .map(|pos| self.check(pos).map(|()| self.rules.successors(pos)))
+            .collect()
     }
 
     /// [`Tablebase::move_values`] of many positions, in order, with every
@@ -162,16 +288,9 @@ impl Tablebase {
         positions: &[Position],
         own: bool,
     ) -> Result<(Vec<i32>, Vec<Vec<MoveValue>>)> {
-        let successors: Vec<Successors> = positions
-            .par_iter()
-            .map(|pos| self.check(pos).map(|()| self.rules.successors(pos)))
-            .collect::<Result<_>>()?;
+        let successors = self.successors_many(positions)?;
         let mut probes: Vec<Position> = if own { positions.to_vec() } else { Vec::new() };
-        for s in &successors {
-            if let Successors::Moves(moves) = s {
-                probes.extend(moves.iter().map(|m| m.child));
-            }
-        }
+        probes.extend(children(&successors).map(|m| m.child));
         let mut values = self.values(&probes)?;
         let child_values = values.split_off(if own { positions.len() } else { 0 });
         let mut child_values = child_values.into_iter();
@@ -220,6 +339,7 @@ impl Tablebase {
     /// The value of every legal move of `pos`, in pit order. Empty when the
     /// position is terminal.
     pub fn move_values(&self, pos: &Position) -> Result<Vec<MoveValue>> {
+        self.expect_cycles(Cycles::Even)?;
         self.check(pos)?;
         match self.rules.successors(pos) {
             Successors::Terminal(_) => Ok(Vec::new()),
@@ -244,7 +364,8 @@ impl Tablebase {
         if let Some(table) = cell.get() {
             return Ok(table);
         }
-        let table = Table::open(&self.dir.join(level_file_name(n)), Some((&self.rules, n)))?;
+        let path = self.dir.join(level_file_name(n));
+        let table = Table::open_kind(&path, Some((&self.rules, self.cycles, n)))?;
         Ok(cell.get_or_init(|| table))
     }
 
@@ -274,7 +395,41 @@ impl Tablebase {
     }
 }
 
-/// The directory of `rules`' tables under `root`.
+/// The directory of `rules`' even tables under `root`.
 pub fn tables_dir(root: &Path, rules: &Rules) -> PathBuf {
-    root.join(rules.id())
+    tables_dir_for(root, rules, Cycles::Even)
+}
+
+/// The directory of `rules`' tables of kind `cycles` under `root`:
+/// `oware-6` for even tables, `oware-6-forced` for forced ones, so the two
+/// kinds never mix.
+pub fn tables_dir_for(root: &Path, rules: &Rules, cycles: Cycles) -> PathBuf {
+    root.join(dir_name(rules, cycles))
+}
+
+/// The directory name of `rules`' tables of kind `cycles`.
+pub fn dir_name(rules: &Rules, cycles: Cycles) -> String {
+    match cycles {
+        Cycles::Even => rules.id(),
+        Cycles::Forced => format!("{}{FORCED_SUFFIX}", rules.id()),
+    }
+}
+
+/// Reads back a directory name written by [`dir_name`].
+pub fn parse_dir_name(name: &str) -> Result<(Rules, Cycles)> {
+    match name.strip_suffix(FORCED_SUFFIX) {
+        Some(id) => Ok((Rules::from_id(id)?, Cycles::Forced)),
+        None => Ok((Rules::from_id(name)?, Cycles::Even)),
+    }
+}
+
+/// What a forced tables' directory name adds to the rule-set id.
+const FORCED_SUFFIX: &str = "-forced";
+
+/// Every legal move of `successors`, in order.
+fn children(successors: &[Successors]) -> impl Iterator<Item = &crate::rules::Move> {
+    successors.iter().flat_map(|s| match s {
+        Successors::Moves(moves) => &moves[..],
+        Successors::Terminal(_) => &[],
+    })
 }
