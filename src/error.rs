@@ -78,6 +78,18 @@ pub enum Error {
         found: String,
     },
 
+    /// The file holds the other kind of table (even-split values or forced
+    /// bounds) than the one asked for.
+    #[error("{}: table holds {found}, expected {expected}", path.display())]
+    WrongCycles {
+        /// The file.
+        path: PathBuf,
+        /// What the caller asked for.
+        expected: String,
+        /// What the header says.
+        found: String,
+    },
+
     /// An operating-system error on a table file or directory.
     #[error("{}: {source}", path.display())]
     Io {

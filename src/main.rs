@@ -14,10 +14,11 @@ use serde_json::{json, Value as Json};
 mod cli;
 
 use mancala_tb::build::{self, BuildObserver, BuildOptions, LevelReport};
-use mancala_tb::table::{level_file_name, Table};
-use mancala_tb::tablebase::tables_dir;
-use mancala_tb::verify;
-use mancala_tb::{Position, Rules, Tablebase, Variant};
+use mancala_tb::forced::Bounds;
+use mancala_tb::table::{level_file_name, Cycles, Table};
+use mancala_tb::tablebase::{dir_name, parse_dir_name, tables_dir_for};
+use mancala_tb::verify::{self, LevelCheck};
+use mancala_tb::{MoveBounds, MoveValue, Position, Rules, Tablebase, Variant};
 
 /// Perfect-play endgame tables for mancala games (Oware, Awari, Wari, Kalah).
 #[derive(Parser)]
@@ -68,6 +69,18 @@ fn parse_variant(name: &str) -> Result<Variant, String> {
     Variant::from_name(name).map_err(|e| e.to_string())
 }
 
+fn parse_cycles(name: &str) -> Result<Cycles, String> {
+    Cycles::from_name(name).map_err(|e| e.to_string())
+}
+
+/// `MOVER,OPPONENT`: stones already captured by each side.
+fn parse_captured(text: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("'{text}' is not MOVER,OPPONENT (two counts of captured stones)");
+    let (mover, opponent) = text.split_once(',').ok_or_else(bad)?;
+    let count = |t: &str| t.trim().parse::<u32>().map_err(|_| bad());
+    Ok((count(mover)?, count(opponent)?))
+}
+
 #[derive(Args)]
 struct BuildArgs {
     #[command(flatten)]
@@ -75,6 +88,10 @@ struct BuildArgs {
     /// Build every level up to this many stones on the board.
     #[arg(long)]
     stones: u32,
+    /// Which tables: `even` (one value, endless play an even split) or
+    /// `forced` (what each side can be sure to win without repetitions).
+    #[arg(long, default_value = "even", value_parser = parse_cycles)]
+    cycles: Cycles,
     /// Table directory (a subdirectory per rule set is created in it).
     #[arg(long, default_value = "tables")]
     dir: PathBuf,
@@ -103,6 +120,13 @@ struct QueryArgs {
     /// Memory for decoded table blocks, in MiB (an LRU cache).
     #[arg(long, default_value_t = 32)]
     cache_mib: usize,
+    /// Which tables to read: `even` values or `forced` bounds.
+    #[arg(long, default_value = "even", value_parser = parse_cycles)]
+    cycles: Cycles,
+    /// Forced tables: stones already captured by the mover and by the
+    /// opponent, for the verdict.
+    #[arg(long, default_value = "0,0", value_parser = parse_captured)]
+    captured: (u32, u32),
     /// Positions such as 4,4,4,0,0,0/0,0,0,0,0,0 (mover's row first); `-`
     /// reads one position per line from stdin.
     #[arg(required = true)]
@@ -204,8 +228,19 @@ impl BuildObserver for Progress {
 
 const SUMMARY_HEADER: &str = "level      positions   seconds   positions/s         bytes  bits/pos          won        drawn         lost   peak RSS";
 
+const FORCED_SUMMARY_HEADER: &str = "level      positions   seconds   positions/s         bytes  bits/pos        exact   exact %   peak RSS";
+
 fn summary_row(r: &LevelReport) -> String {
-    let (won, drawn, lost) = r.won_drawn_lost();
+    let outcomes = match r.exact {
+        Some(exact) => format!(
+            "{exact:>12} {:>9.2}",
+            100.0 * exact as f64 / r.positions as f64
+        ),
+        None => {
+            let (won, drawn, lost) = r.won_drawn_lost();
+            format!("{won:>12} {drawn:>12} {lost:>12}")
+        }
+    };
     let rate = if r.reused {
         "reused".to_string()
     } else {
@@ -215,16 +250,13 @@ fn summary_row(r: &LevelReport) -> String {
         format!("{:.0} MiB", b as f64 / (1 << 20) as f64)
     });
     format!(
-        "{:>5} {:>14} {:>9.2} {:>13} {:>13} {:>9.3} {:>12} {:>12} {:>12} {:>10}",
+        "{:>5} {:>14} {:>9.2} {:>13} {:>13} {:>9.3} {outcomes} {:>10}",
         r.level,
         r.positions,
         r.seconds,
         rate,
         r.bytes,
         8.0 * r.bytes as f64 / r.positions as f64,
-        won,
-        drawn,
-        lost,
         rss
     )
 }
@@ -239,14 +271,19 @@ fn run_build(args: BuildArgs) -> Result<bool> {
     }
     let mut options = BuildOptions::new(&args.dir, rules, args.stones);
     options.force = args.force;
+    options.cycles = args.cycles;
     options.checkpoint_every = (args.checkpoint_minutes > 0)
         .then(|| std::time::Duration::from_secs(60 * args.checkpoint_minutes));
     out!(
-        "building {rules}, levels 0..={} in {}",
+        "building {rules}, {}, levels 0..={} in {}",
+        args.cycles.describe(),
         args.stones,
-        tables_dir(&args.dir, &rules).display()
+        tables_dir_for(&args.dir, &rules, args.cycles).display()
     );
-    out!("{SUMMARY_HEADER}");
+    match args.cycles {
+        Cycles::Even => out!("{SUMMARY_HEADER}"),
+        Cycles::Forced => out!("{FORCED_SUMMARY_HEADER}"),
+    }
     let start = std::time::Instant::now();
     let reports = build::build(
         &options,
@@ -268,11 +305,15 @@ fn run_build(args: BuildArgs) -> Result<bool> {
 
 fn run_query(args: QueryArgs) -> Result<bool> {
     let rules = args.rules.rules()?;
-    let tb = Tablebase::open_with_cache(&args.dir, rules, args.cache_mib << 20)?;
+    let tb = Tablebase::open_kind(&args.dir, rules, args.cycles, args.cache_mib << 20)?;
+    let query = Query {
+        tb: &tb,
+        captured: args.captured,
+    };
     if let [text] = args.positions.as_slice() {
         if text != "-" && !args.json {
             // A lone position: its error is the command's error.
-            out!("{}", analyse(&tb, text)?.to_text());
+            out!("{}", analyse(&query, text)?.to_text());
             return Ok(true);
         }
     }
@@ -280,14 +321,22 @@ fn run_query(args: QueryArgs) -> Result<bool> {
     let mut all_ok = true;
     for arg in &args.positions {
         all_ok &= match (arg.as_str(), args.json) {
-            ("-", true) => answer_stream(&tb, Format::Json, &mut out)?,
-            ("-", false) => answer_stream(&tb, Format::Line, &mut out)?,
-            (_, true) => write_answers(&tb, Format::Json, std::slice::from_ref(arg), &mut out)?,
-            (_, false) => write_answers(&tb, Format::Board, std::slice::from_ref(arg), &mut out)?,
+            ("-", true) => answer_stream(&query, Format::Json, &mut out)?,
+            ("-", false) => answer_stream(&query, Format::Line, &mut out)?,
+            (_, true) => write_answers(&query, Format::Json, std::slice::from_ref(arg), &mut out)?,
+            (_, false) => {
+                write_answers(&query, Format::Board, std::slice::from_ref(arg), &mut out)?
+            }
         };
     }
     out.flush()?;
     Ok(all_ok)
+}
+
+/// What a query reads and the stones already captured (for forced verdicts).
+struct Query<'a> {
+    tb: &'a Tablebase,
+    captured: (u32, u32),
 }
 
 /// How a query answer is printed.
@@ -308,12 +357,12 @@ const QUERY_BATCH: usize = 1 << 20;
 /// Answers positions in parallel and writes the answers in input order, an
 /// error line for each bad one. Returns whether all were answered.
 fn write_answers(
-    tb: &Tablebase,
+    query: &Query,
     format: Format,
     texts: &[String],
     out: &mut impl Write,
 ) -> Result<bool> {
-    let analyses = analyse_many(tb, texts);
+    let analyses = analyse_many(query, texts);
     let answers: Vec<(String, bool)> = analyses
         .into_par_iter()
         .zip(texts.par_iter())
@@ -338,7 +387,7 @@ fn write_answers(
 /// each round answers every line that has arrived (up to [`QUERY_BATCH`]) in
 /// parallel and flushes, so a pipe is scored at full speed while a program
 /// that writes one line and waits gets its answer at once.
-fn answer_stream(tb: &Tablebase, format: Format, out: &mut impl Write) -> Result<bool> {
+fn answer_stream(query: &Query, format: Format, out: &mut impl Write) -> Result<bool> {
     let (lines, received) = std::sync::mpsc::sync_channel::<std::io::Result<String>>(QUERY_BATCH);
     std::thread::spawn(move || {
         for line in std::io::stdin().lock().lines() {
@@ -363,7 +412,7 @@ fn answer_stream(tb: &Tablebase, format: Format, out: &mut impl Write) -> Result
             .filter(|line| !line.is_empty())
             .map(str::to_string)
             .collect();
-        all_ok &= write_answers(tb, format, &texts, out)?;
+        all_ok &= write_answers(query, format, &texts, out)?;
         out.flush()?;
     }
     Ok(all_ok)
@@ -373,20 +422,32 @@ fn answer_stream(tb: &Tablebase, format: Format, out: &mut impl Write) -> Result
 struct Analysis {
     rules: Rules,
     position: Position,
-    value: i32,
-    terminal: bool,
-    moves: Vec<mancala_tb::MoveValue>,
+    answer: Answer,
 }
 
-fn analyse(tb: &Tablebase, text: &str) -> Result<Analysis> {
-    analyse_many(tb, std::slice::from_ref(&text.to_string()))
+/// What the tables say about a position.
+enum Answer {
+    /// Even tables: the value and the value of each move (none: terminal).
+    Value { value: i32, moves: Vec<MoveValue> },
+    /// Forced tables: the bounds of the position and of each move, and the
+    /// stones already captured for the verdicts.
+    Forced {
+        bounds: Bounds,
+        moves: Vec<MoveBounds>,
+        captured: (u32, u32),
+    },
+}
+
+fn analyse(query: &Query, text: &str) -> Result<Analysis> {
+    analyse_many(query, std::slice::from_ref(&text.to_string()))
         .pop()
         .expect("one answer per position")
 }
 
 /// Answers many positions with batched probes (each table block is read
 /// once per batch, however many positions and children fall in it).
-fn analyse_many(tb: &Tablebase, texts: &[String]) -> Vec<Result<Analysis>> {
+fn analyse_many(query: &Query, texts: &[String]) -> Vec<Result<Analysis>> {
+    let tb = query.tb;
     let checked: Vec<mancala_tb::Result<Position>> = texts
         .par_iter()
         .map(|text| {
@@ -400,7 +461,7 @@ fn analyse_many(tb: &Tablebase, texts: &[String]) -> Vec<Result<Analysis>> {
         .collect();
     // Every position is covered now; what can still fail is a damaged table,
     // and then every answer reports it.
-    let answers = match tb.values_and_moves(&positions) {
+    let answers = match answers(query, &positions) {
         Ok(answers) => answers,
         Err(e) => {
             let e = anyhow::Error::from(e);
@@ -414,59 +475,140 @@ fn analyse_many(tb: &Tablebase, texts: &[String]) -> Vec<Result<Analysis>> {
     checked
         .into_iter()
         .map(|position| {
-            let position = position?;
-            let (value, moves) = answers.next().expect("one answer per position");
             Ok(Analysis {
                 rules: *tb.rules(),
-                position,
-                value,
-                // A position with no legal move is terminal.
-                terminal: moves.is_empty(),
-                moves,
+                position: position?,
+                answer: answers.next().expect("one answer per position"),
             })
         })
         .collect()
 }
 
+/// The answers for covered positions, from the kind of tables queried.
+fn answers(query: &Query, positions: &[Position]) -> mancala_tb::Result<Vec<Answer>> {
+    Ok(match query.tb.cycles() {
+        Cycles::Even => query
+            .tb
+            .values_and_moves(positions)?
+            .into_iter()
+            .map(|(value, moves)| Answer::Value { value, moves })
+            .collect(),
+        Cycles::Forced => query
+            .tb
+            .bounds_and_moves(positions)?
+            .into_iter()
+            .map(|(bounds, moves)| Answer::Forced {
+                bounds,
+                moves,
+                captured: query.captured,
+            })
+            .collect(),
+    })
+}
+
 impl Analysis {
+    /// A position with no legal move is terminal.
+    fn terminal(&self) -> bool {
+        match &self.answer {
+            Answer::Value { moves, .. } => moves.is_empty(),
+            Answer::Forced { moves, .. } => moves.is_empty(),
+        }
+    }
+
+    fn stones(&self) -> u32 {
+        self.position.stones()
+    }
+
     fn to_json(&self) -> Json {
-        let moves: Vec<Json> = self
-            .moves
-            .iter()
-            .map(|m| json!({"move": m.letter().to_string(), "value": m.value}))
-            .collect();
-        json!({
+        let mut answer = json!({
             "position": self.position.to_string(),
             "rules": self.rules.variant().name(),
             "pits": self.rules.pits(),
-            "stones": self.position.stones(),
-            "value": self.value,
-            "terminal": self.terminal,
-            "moves": moves,
-        })
+            "stones": self.stones(),
+        });
+        let fields = match &self.answer {
+            Answer::Value { value, moves } => {
+                let moves: Vec<Json> = moves
+                    .iter()
+                    .map(|m| json!({"move": m.letter().to_string(), "value": m.value}))
+                    .collect();
+                json!({"value": value, "terminal": self.terminal(), "moves": moves})
+            }
+            Answer::Forced {
+                bounds,
+                moves,
+                captured,
+            } => {
+                let bounds_json = |b: &Bounds| {
+                    json!({
+                        "forced_mover": b.mover,
+                        "forced_opponent": b.opponent,
+                        "verdict": b.verdict(self.stones(), *captured).name(),
+                    })
+                };
+                let moves: Vec<Json> = moves
+                    .iter()
+                    .map(|m| {
+                        let mut j = json!({"move": m.letter().to_string()});
+                        merge(&mut j, bounds_json(&m.bounds));
+                        j
+                    })
+                    .collect();
+                let mut j = json!({"cycles": "forced", "captured": [captured.0, captured.1]});
+                merge(&mut j, bounds_json(bounds));
+                merge(
+                    &mut j,
+                    json!({"exact": bounds.exact(self.stones()), "terminal": self.terminal(), "moves": moves}),
+                );
+                j
+            }
+        };
+        merge(&mut answer, fields);
+        answer
     }
 
     /// One line for batches: position, value, then each move as
-    /// `letter:value` with `*` on the best ones (`-` when the game is over).
+    /// `letter:value` with `*` on the best ones (`-` when the game is over);
+    /// for forced tables `mover/opponent verdict`, each move as
+    /// `letter:mover/opponent:verdict`.
     fn to_line(&self) -> String {
-        let moves: Vec<String> = self
-            .moves
-            .iter()
-            .map(|m| {
-                format!(
-                    "{}:{:+}{}",
-                    m.letter(),
-                    m.value,
-                    if m.value == self.value { "*" } else { "" }
+        let (head, moves) = match &self.answer {
+            Answer::Value { value, moves } => (
+                format!("{value:+}"),
+                moves
+                    .iter()
+                    .map(|m| format!("{}:{:+}{}", m.letter(), m.value, best(m.value == *value)))
+                    .collect::<Vec<_>>(),
+            ),
+            Answer::Forced {
+                bounds,
+                moves,
+                captured,
+            } => {
+                let n = self.stones();
+                let show = |b: &Bounds| {
+                    format!(
+                        "{}/{}:{}",
+                        b.mover,
+                        b.opponent,
+                        b.verdict(n, *captured).name()
+                    )
+                };
+                (
+                    show(bounds).replacen(':', " ", 1),
+                    moves
+                        .iter()
+                        .map(|m| format!("{}:{}", m.letter(), show(&m.bounds)))
+                        .collect(),
                 )
-            })
-            .collect();
+            }
+        };
         let moves = if moves.is_empty() {
             "-".to_string()
         } else {
             moves.join(" ")
         };
-        format!("{} {:+} {moves}", self.position, self.value)
+        format!("{} {head} {moves}", self.position)
     }
 
     fn to_text(&self) -> String {
@@ -474,41 +616,79 @@ impl Analysis {
             "{}  ({}, {} stones)\n{}\n",
             self.position,
             self.rules,
-            self.position.stones(),
+            self.stones(),
             self.position.picture()
         );
-        text += &match self.value {
-            0 => "value: 0 (an even split of the remaining stones)\n".to_string(),
-            v => format!(
-                "value: {v:+} (the mover {} by {} of the remaining stones)\n",
-                if v > 0 { "wins" } else { "loses" },
-                v.abs()
-            ),
+        let moves: Vec<String> = match &self.answer {
+            Answer::Value { value, moves } => {
+                text += &match value {
+                    0 => "value: 0 (an even split of the remaining stones)\n".to_string(),
+                    v => format!(
+                        "value: {v:+} (the mover {} by {} of the remaining stones)\n",
+                        if *v > 0 { "wins" } else { "loses" },
+                        v.abs()
+                    ),
+                };
+                moves
+                    .iter()
+                    .map(|m| format!("{} {:+}{}", m.letter(), m.value, best(m.value == *value)))
+                    .collect()
+            }
+            Answer::Forced {
+                bounds,
+                moves,
+                captured,
+            } => {
+                let n = self.stones();
+                text += &format!(
+                    "forced: the mover can be sure of {} and the opponent of {} of the {n} remaining stones\n\
+                     verdict with {},{} captured: {}\n",
+                    bounds.mover,
+                    bounds.opponent,
+                    captured.0,
+                    captured.1,
+                    bounds.verdict(n, *captured).name()
+                );
+                moves
+                    .iter()
+                    .map(|m| {
+                        let b = m.bounds;
+                        let verdict = b.verdict(n, *captured).name();
+                        format!("{} {}/{} {verdict}", m.letter(), b.mover, b.opponent)
+                    })
+                    .collect()
+            }
         };
-        if self.terminal {
+        if self.terminal() {
             text += "game over: no legal move";
-        } else {
-            let moves: Vec<String> = self
-                .moves
-                .iter()
-                .map(|m| {
-                    format!(
-                        "{} {:+}{}",
-                        m.letter(),
-                        m.value,
-                        if m.value == self.value { "*" } else { "" }
-                    )
-                })
-                .collect();
+        } else if matches!(self.answer, Answer::Value { .. }) {
             text += &format!("moves: {}   (* = best)", moves.join("  "));
+        } else {
+            text += &format!("moves (mover/opponent): {}", moves.join("  "));
         }
         text
     }
 }
 
-/// The rule sets that have a table directory under `root` (directories
-/// named by [`Rules::id`]), sorted by name.
-fn rule_set_dirs(root: &Path) -> Result<Vec<Rules>> {
+/// The best-move mark.
+fn best(is_best: bool) -> &'static str {
+    if is_best {
+        "*"
+    } else {
+        ""
+    }
+}
+
+/// Adds the fields of the JSON object `more` to the object `into`.
+fn merge(into: &mut Json, more: Json) {
+    if let (Json::Object(into), Json::Object(more)) = (into, more) {
+        into.extend(more);
+    }
+}
+
+/// The rule sets and kinds of table that have a directory under `root`
+/// (named by [`dir_name`]), sorted by name.
+fn rule_set_dirs(root: &Path) -> Result<Vec<(Rules, Cycles)>> {
     let entries = std::fs::read_dir(root)
         .with_context(|| format!("{}: cannot read the table directory", root.display()))?;
     let mut names: Vec<String> = entries
@@ -519,7 +699,7 @@ fn rule_set_dirs(root: &Path) -> Result<Vec<Rules>> {
     names.sort();
     Ok(names
         .iter()
-        .filter_map(|name| Rules::from_id(name).ok())
+        .filter_map(|name| parse_dir_name(name).ok())
         .collect())
 }
 
@@ -591,6 +771,8 @@ fn run_info(args: InfoArgs) -> Result<bool> {
         };
         let h = table.header();
         let bits = 8.0 * table.bytes() as f64 / h.positions as f64;
+        let exact = h.exact_positions();
+        let exact_share = exact.map(|e| e as f64 / h.positions as f64);
         if args.json {
             let histogram: serde_json::Map<String, Json> = h
                 .histogram
@@ -604,28 +786,35 @@ fn run_info(args: InfoArgs) -> Result<bool> {
                     "rules": h.variant, "pits": h.pits, "empty_capture": h.empty_capture, "cycles": h.cycles,
                     "level": h.level, "positions": h.positions, "bytes": table.bytes(),
                     "bits_per_position": bits, "block_size": h.block_size, "checksum": checksum,
-                    "histogram": histogram,
+                    "histogram": histogram, "exact": exact, "exact_share": exact_share,
                 })
             );
         } else {
-            let id = h
-                .rules()
-                .map(|r| r.id())
-                .unwrap_or_else(|_| h.variant.clone());
-            let values: Vec<String> = h
-                .histogram
-                .iter()
-                .map(|(v, c)| format!("{v}:{c}"))
-                .collect();
+            let id = match (h.rules(), h.cycles()) {
+                (Ok(rules), Ok(cycles)) => dir_name(&rules, cycles),
+                _ => h.variant.clone(),
+            };
+            let values = match (exact, exact_share) {
+                (Some(exact), Some(share)) => format!(
+                    "forced bounds meet on {exact} of {} positions ({:.2}%)",
+                    h.positions,
+                    100.0 * share
+                ),
+                _ => h
+                    .histogram
+                    .iter()
+                    .map(|(v, c)| format!("{v}:{c}"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            };
             let checksum = if checksum == "ok" { "ok" } else { "FAILED" };
             let total = totals.entry(id.clone()).or_default();
             *total = (total.0 + 1, total.1 + h.positions, total.2 + table.bytes());
             out!(
-                "{id:<18} {:>5} {:>14} {:>13} {bits:>9.3}  {checksum:<8}  {}",
+                "{id:<18} {:>5} {:>14} {:>13} {bits:>9.3}  {checksum:<8}  {values}",
                 h.level,
                 h.positions,
                 table.bytes(),
-                values.join(" ")
             );
         }
     }
@@ -639,49 +828,34 @@ fn run_info(args: InfoArgs) -> Result<bool> {
 }
 
 fn run_verify(args: VerifyArgs) -> Result<bool> {
-    let rule_sets: Vec<Rules> = rule_set_dirs(&args.dir)?
+    let rule_sets: Vec<(Rules, Cycles)> = rule_set_dirs(&args.dir)?
         .into_iter()
-        .filter(|rules| args.rules.is_empty() || args.rules.contains(&rules.variant()))
+        .filter(|(rules, _)| args.rules.is_empty() || args.rules.contains(&rules.variant()))
         .collect();
     if rule_sets.is_empty() {
         bail!("no tables to verify in {}", args.dir.display());
     }
     let mut all_ok = true;
-    for rules in rule_sets {
-        let dir = tables_dir(&args.dir, &rules);
+    for (rules, cycles) in rule_sets {
+        let name = dir_name(&rules, cycles);
+        let dir = tables_dir_for(&args.dir, &rules, cycles);
         let max = (0..)
             .take_while(|&n| dir.join(level_file_name(n)).is_file())
             .last();
-        let checks = verify::verify(&args.dir, &rules, args.from, max, |c| {
-            let status = if c.ok() {
-                "ok".to_string()
-            } else {
-                format!("FAILED: {} mismatches", c.mismatches)
-            };
-            let _ = writeln!(
-                std::io::stdout(),
-                "{} level {:>3}: {:>14} positions {status}",
-                rules.id(),
-                c.level,
-                c.positions
-            );
-            if let Some((pos, stored, expected)) = c.first_mismatch {
-                let _ = writeln!(
-                    std::io::stdout(),
-                    "    first mismatch: {pos} stored {stored}, recomputed {expected}"
-                );
-            }
-            if !c.histogram_ok {
-                let _ = writeln!(
-                    std::io::stdout(),
-                    "    the header's histogram does not match the values"
-                );
-            }
-        });
+        let checks = match cycles {
+            Cycles::Even => verify::verify(&args.dir, &rules, args.from, max, |c| {
+                report_check(&name, c)
+            })
+            .map(|checks| checks.iter().all(LevelCheck::ok)),
+            Cycles::Forced => verify::verify_forced(&args.dir, &rules, args.from, max, |c| {
+                report_check(&name, c)
+            })
+            .map(|checks| checks.iter().all(LevelCheck::ok)),
+        };
         match checks {
-            Ok(checks) => all_ok &= checks.iter().all(|c| c.ok()),
+            Ok(ok) => all_ok &= ok,
             Err(e) => {
-                out!("{}: FAILED: {e}", rules.id());
+                out!("{name}: FAILED: {e}");
                 all_ok = false;
             }
         }
@@ -695,4 +869,35 @@ fn run_verify(args: VerifyArgs) -> Result<bool> {
         }
     );
     Ok(all_ok)
+}
+
+/// Prints one verified level (best effort: a closed stdout only loses the
+/// report, the exit status still tells).
+fn report_check<T: std::fmt::Display>(name: &str, c: &LevelCheck<T>) {
+    let status = if c.ok() {
+        "ok".to_string()
+    } else {
+        format!("FAILED: {} mismatches", c.mismatches)
+    };
+    let exact = c.exact.map_or(String::new(), |e| {
+        format!(
+            ", bounds meet on {:.2}%",
+            100.0 * e as f64 / c.positions as f64
+        )
+    });
+    let mut out = std::io::stdout();
+    let _ = writeln!(
+        out,
+        "{name} level {:>3}: {:>14} positions {status}{exact}",
+        c.level, c.positions
+    );
+    if let Some((pos, stored, expected)) = &c.first_mismatch {
+        let _ = writeln!(
+            out,
+            "    first mismatch: {pos} stored {stored}, recomputed {expected}"
+        );
+    }
+    if !c.histogram_ok {
+        let _ = writeln!(out, "    the header's histogram does not match the values");
+    }
 }

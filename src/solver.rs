@@ -47,13 +47,13 @@ use crate::rules::Rules;
 /// Marks "no move leaves the level" in `max_exit`.
 const NO_EXIT: i8 = i8::MIN;
 /// Positions per unit of parallel work in the forward pass.
-const CHUNK: usize = 1 << 14;
+pub(crate) const CHUNK: usize = 1 << 14;
 /// Frontier members per unit of parallel work in the propagation.
 const FRONTIER_CHUNK: usize = 1 << 10;
 /// Frontier members whose parents are gathered and sorted at once; bounds
 /// the parent buffer (8 bytes per edge) however large a frontier grows.
 /// Tiny in debug builds, so the tests exercise frontiers cut into pieces.
-const FRONTIER_PIECE: usize = if cfg!(debug_assertions) {
+pub(crate) const FRONTIER_PIECE: usize = if cfg!(debug_assertions) {
     1 << 6
 } else {
     1 << 24
@@ -442,7 +442,7 @@ fn parents_of_losses(
 /// index order, and lets each thread own a disjoint range of positions, so
 /// no update needs a locked instruction (which would stall on every cache
 /// miss).
-fn sorted_parents(rules: &Rules, index: &LevelIndex, frontier: &[u64]) -> Vec<u64> {
+pub(crate) fn sorted_parents(rules: &Rules, index: &LevelIndex, frontier: &[u64]) -> Vec<u64> {
     let found: Vec<Vec<u64>> = frontier
         .par_chunks(FRONTIER_CHUNK)
         .map(|members| {
@@ -465,7 +465,10 @@ fn sorted_parents(rules: &Rules, index: &LevelIndex, frontier: &[u64]) -> Vec<u6
 ///
 /// Each position is visited by exactly one thread, so `visit` may update
 /// its state with plain (relaxed, non-read-modify-write) loads and stores.
-fn for_each_parent_run(parents: &[u64], visit: impl Fn(usize, u8) -> bool + Sync) -> Vec<u64> {
+pub(crate) fn for_each_parent_run(
+    parents: &[u64],
+    visit: impl Fn(usize, u8) -> bool + Sync,
+) -> Vec<u64> {
     let found: Vec<Vec<u64>> = split_between_runs(parents, FRONTIER_CHUNK * 8)
         .into_par_iter()
         .map(|chunk| {

@@ -25,6 +25,14 @@
 //! magic, version, the header and index checksum and the end marker; every
 //! block's checksum is checked when it is decoded; `verify` and `info` also
 //! check the whole-file checksum.
+//!
+//! The header's `cycles` field says which kind of table the file is
+//! ([`Cycles`]): `even` stores one symbol per position, its value; `forced`
+//! stores two, `forced_mover` and minus the gap `n − forced_mover −
+//! forced_opponent` ([`crate::forced::Bounds::to_symbols`]), interleaved in
+//! index order, so that one block holds both numbers of its positions and
+//! the histogram's negative symbols count the positions whose bounds do not
+//! meet. Blocks always hold `block_size` positions.
 
 use std::fs::File;
 use std::io::Write;
@@ -35,6 +43,7 @@ use rayon::prelude::*;
 
 use crate::codec::{Decoder, Model, StoredModel};
 use crate::error::{Error, Result};
+use crate::forced::Bounds;
 use crate::index::LevelIndex;
 use crate::rules::{Rules, Variant};
 
@@ -51,6 +60,54 @@ pub const INDEX_SCHEME: &str = "compositions-colex";
 pub const VALUE_ENCODING: &str = "rans-order1-11";
 /// The cycle convention of the stored values.
 pub const CYCLES_EVEN: &str = "even";
+
+/// Which kind of table a file holds: the cycle convention of RULES.md.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Cycles {
+    /// One value per position, endless play an even split (`--cycles even`).
+    #[default]
+    Even,
+    /// The forced bounds of RULES.md, two numbers per position (`--cycles
+    /// forced`).
+    Forced,
+}
+
+impl Cycles {
+    /// The name in file headers and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cycles::Even => CYCLES_EVEN,
+            Cycles::Forced => "forced",
+        }
+    }
+
+    /// Parses a name written by [`Cycles::name`].
+    pub fn from_name(name: &str) -> Result<Cycles> {
+        match name {
+            "even" => Ok(Cycles::Even),
+            "forced" => Ok(Cycles::Forced),
+            _ => Err(Error::InvalidRules(format!(
+                "unknown cycle convention '{name}' (expected even or forced)"
+            ))),
+        }
+    }
+
+    /// Symbols stored per position.
+    pub fn symbols_per_position(self) -> usize {
+        match self {
+            Cycles::Even => 1,
+            Cycles::Forced => 2,
+        }
+    }
+
+    /// What a table of this kind holds, for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Cycles::Even => "even-split values (--cycles even)",
+            Cycles::Forced => "forced bounds (--cycles forced)",
+        }
+    }
+}
 /// Positions per block: a cold probe decodes on average half a block, at a
 /// few nanoseconds per value, and each block costs 8 index bytes. At 512
 /// (oware level 20): 0.125 bits/position of index, blocks 1.4% larger than
@@ -77,7 +134,7 @@ pub struct Header {
     pub pits: u8,
     /// Kalah's empty-capture option (always true for other rule sets).
     pub empty_capture: bool,
-    /// Cycle convention of the values (`even`).
+    /// Cycle convention of the values (`even` or `forced`, see [`Cycles`]).
     pub cycles: String,
     /// Stones on the board in every position of the table.
     pub level: u32,
@@ -91,8 +148,8 @@ pub struct Header {
     pub block_size: u32,
     /// Number of blocks.
     pub block_count: u64,
-    /// `(value, positions with that value)`, ascending by value, zero
-    /// counts left out.
+    /// `(symbol, how often it is stored)`, ascending by symbol, zero counts
+    /// left out: for even tables, positions per value.
     pub histogram: Vec<(i8, u64)>,
     /// The value model every block is coded with ([`Model`]).
     pub model: StoredModel,
@@ -102,20 +159,65 @@ impl Header {
     /// The header for `values`, the solved level `level` of `rules`, with
     /// the value model fitted to them.
     pub fn for_level(rules: &Rules, level: u32, values: &[i8], block_size: u32) -> Header {
+        Header::for_symbols(rules, Cycles::Even, level, values, block_size)
+    }
+
+    /// The header for `symbols`, the stored symbols of level `level` of
+    /// `rules` as a table of kind `cycles` (for forced tables, two per
+    /// position: [`crate::forced::ForcedLevel::to_symbols`]).
+    pub fn for_symbols(
+        rules: &Rules,
+        cycles: Cycles,
+        level: u32,
+        symbols: &[i8],
+        block_size: u32,
+    ) -> Header {
+        let per_position = cycles.symbols_per_position();
+        let positions = symbols.len() / per_position;
         Header {
             variant: rules.variant().name().to_string(),
             pits: rules.pits() as u8,
             empty_capture: rules.empty_capture(),
-            cycles: CYCLES_EVEN.to_string(),
+            cycles: cycles.name().to_string(),
             level,
-            positions: values.len() as u64,
+            positions: positions as u64,
             index_scheme: INDEX_SCHEME.to_string(),
             value_encoding: VALUE_ENCODING.to_string(),
             block_size,
-            block_count: values.len().div_ceil(block_size as usize) as u64,
-            histogram: histogram(values),
-            model: Model::fit(values, block_size as usize).to_stored(),
+            block_count: positions.div_ceil(block_size as usize) as u64,
+            histogram: histogram(symbols),
+            model: Model::fit(symbols, block_size as usize * per_position).to_stored(),
         }
+    }
+
+    /// The kind of table ([`Cycles`]) the header names.
+    pub fn cycles(&self) -> Result<Cycles> {
+        Cycles::from_name(&self.cycles)
+    }
+
+    /// Symbols per position (1 for even tables, 2 for forced ones; 1 if the
+    /// header names no known kind, which validation rejects).
+    pub fn symbols_per_position(&self) -> usize {
+        self.cycles().map_or(1, Cycles::symbols_per_position)
+    }
+
+    /// Symbols per block.
+    pub fn block_symbols(&self) -> usize {
+        self.block_size as usize * self.symbols_per_position()
+    }
+
+    /// Positions whose forced bounds meet (`None` for even tables): those
+    /// stored with a gap of 0, a non-negative second symbol.
+    pub fn exact_positions(&self) -> Option<u64> {
+        (self.cycles().ok()? == Cycles::Forced).then(|| {
+            let inexact: u64 = self
+                .histogram
+                .iter()
+                .filter(|&&(v, _)| v < 0)
+                .map(|&(_, c)| c)
+                .sum();
+            self.positions - inexact
+        })
     }
 
     /// The rule set the header names.
@@ -162,14 +264,13 @@ pub fn level_file_name(level: u32) -> String {
     format!("level-{level:03}.mtb")
 }
 
-/// Writes `values` as a table file at `path`, atomically: the data goes to
-/// `path.tmp`, is synced, and is renamed over `path` only when complete.
-/// Returns the file's size in bytes.
+/// Writes `values` (the stored symbols) as a table file at `path`,
+/// atomically: the data goes to `path.tmp`, is synced, and is renamed over
+/// `path` only when complete. Returns the file's size in bytes.
 pub fn write_table(path: &Path, header: &Header, values: &[i8]) -> Result<u64> {
-    let block_size = header.block_size as usize;
     let model = Model::from_stored(&header.model).expect("the header's own model");
     let blocks: Vec<Vec<u8>> = values
-        .par_chunks(block_size)
+        .par_chunks(header.block_symbols())
         .map(|chunk| model.encode_block(chunk))
         .collect();
     let header_bytes =
@@ -249,14 +350,28 @@ pub struct Table {
 
 impl Table {
     /// Opens and validates the table at `path`. With `expected`, the header
-    /// must name that rule set and level.
+    /// must name that rule set and level, and be an even table.
     pub fn open(path: &Path, expected: Option<(&Rules, u32)>) -> Result<Table> {
+        Table::open_kind(path, expected.map(|(rules, n)| (rules, Cycles::Even, n)))
+    }
+
+    /// Like [`Table::open`], for tables of either kind: with `expected`, the
+    /// header must name that rule set, kind and level; the wrong kind is
+    /// [`Error::WrongCycles`].
+    pub fn open_kind(path: &Path, expected: Option<(&Rules, Cycles, u32)>) -> Result<Table> {
         let file = File::open(path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => Error::Missing {
                 path: path.to_path_buf(),
                 build: match expected {
-                    Some((rules, level)) => {
-                        format!("mancala-tb build {} --stones {level}", rules.cli_flags())
+                    Some((rules, cycles, level)) => {
+                        let kind = match cycles {
+                            Cycles::Even => String::new(),
+                            Cycles::Forced => " --cycles forced".to_string(),
+                        };
+                        format!(
+                            "mancala-tb build {}{kind} --stones {level}",
+                            rules.cli_flags()
+                        )
                     }
                     None => "mancala-tb build".to_string(),
                 },
@@ -270,7 +385,15 @@ impl Table {
         let decoder = Model::from_stored(&header.model)
             .expect("parse_layout checks the model")
             .decoder();
-        if let Some((rules, level)) = expected {
+        if let Some((rules, cycles, level)) = expected {
+            let found_cycles = header.cycles()?;
+            if found_cycles != cycles {
+                return Err(Error::WrongCycles {
+                    path: path.to_path_buf(),
+                    expected: cycles.describe().to_string(),
+                    found: found_cycles.describe().to_string(),
+                });
+            }
             let found = header.rules().ok();
             if found.as_ref() != Some(rules) || header.level != level {
                 return Err(Error::WrongRules {
@@ -305,7 +428,8 @@ impl Table {
         self.map.len() as u64
     }
 
-    /// The block holding index `at`, and `at`'s offset in it.
+    /// The block holding index `at`, and the offset of `at`'s first symbol
+    /// in it.
     pub fn locate(&self, at: u64) -> Result<(u64, usize)> {
         if at >= self.header.positions {
             return Err(self.corrupted(format!(
@@ -314,11 +438,13 @@ impl Table {
             )));
         }
         let block_size = self.header.block_size as u64;
-        Ok((at / block_size, (at % block_size) as usize))
+        let per_position = self.header.symbols_per_position();
+        Ok((at / block_size, (at % block_size) as usize * per_position))
     }
 
-    /// The value stored for index `at`, decoding its block only up to it
-    /// (no caching: [`crate::Tablebase`] keeps decoded blocks).
+    /// The first symbol stored for index `at` (an even table's value),
+    /// decoding its block only up to it (no caching: [`crate::Tablebase`]
+    /// keeps decoded blocks).
     pub fn get(&self, at: u64) -> Result<i8> {
         let (block, offset) = self.locate(at)?;
         let data = self.block_data(block)?;
@@ -327,24 +453,59 @@ impl Table {
             .map_err(|e| self.corrupted(format!("block {block} does not decode: {e:?}")))
     }
 
-    /// Decodes every value of the table, in parallel.
+    /// The forced bounds stored for index `at` (a forced table), decoding
+    /// its block only up to them.
+    pub fn get_bounds(&self, at: u64) -> Result<Bounds> {
+        self.expect_cycles(Cycles::Forced)?;
+        let (block, offset) = self.locate(at)?;
+        let mut symbols = vec![0i8; offset + 2];
+        self.decode_prefix(block, &mut symbols)?;
+        self.bounds_from(&symbols[offset..], at)
+    }
+
+    /// Reads the bounds of index `at` from its two decoded symbols.
+    pub fn bounds_from(&self, symbols: &[i8], at: u64) -> Result<Bounds> {
+        Bounds::from_symbols(self.header.level, [symbols[0], symbols[1]])
+            .ok_or_else(|| self.corrupted(format!("impossible bounds stored for index {at}")))
+    }
+
+    /// An error unless the table is of kind `cycles`.
+    pub fn expect_cycles(&self, cycles: Cycles) -> Result<()> {
+        let found = self.header.cycles()?;
+        if found != cycles {
+            return Err(Error::WrongCycles {
+                path: self.path.clone(),
+                expected: cycles.describe().to_string(),
+                found: found.describe().to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Every stored symbol: [`Header::symbols_per_position`] per position.
+    pub fn symbols(&self) -> usize {
+        self.header.positions as usize * self.header.symbols_per_position()
+    }
+
+    /// Decodes every stored symbol of the table (an even table's values),
+    /// in parallel.
     pub fn decode_all(&self) -> Result<Vec<i8>> {
-        let mut values = vec![0i8; self.header.positions as usize];
+        let mut values = vec![0i8; self.symbols()];
         self.decode_into(&mut values)?;
         Ok(values)
     }
 
-    /// Decodes every value into `out` (exactly one slot per position), in
-    /// parallel, without any other allocation of the level's size.
+    /// Decodes every symbol into `out` (exactly [`Table::symbols`] slots),
+    /// in parallel, without any other allocation of the level's size.
     pub fn decode_into(&self, out: &mut [i8]) -> Result<()> {
-        if out.len() as u64 != self.header.positions {
+        if out.len() != self.symbols() {
             return Err(self.corrupted(format!(
-                "{} positions do not fit {} slots",
-                self.header.positions,
+                "{} symbols do not fit {} slots",
+                self.symbols(),
                 out.len()
             )));
         }
-        out.par_chunks_mut(self.header.block_size as usize)
+        out.par_chunks_mut(self.header.block_symbols())
             .enumerate()
             .try_for_each(|(block, values)| self.decode_block_into(block as u64, values))
     }
@@ -359,11 +520,11 @@ impl Table {
         Ok(())
     }
 
-    /// Decodes block `block`, checking its CRC.
+    /// Decodes block `block` (its symbols), checking its CRC.
     pub fn decode_block(&self, block: u64) -> Result<Vec<i8>> {
         let block_size = self.header.block_size as u64;
         let len = block_size.min(self.header.positions - block * block_size) as usize;
-        let mut values = vec![0i8; len];
+        let mut values = vec![0i8; len * self.header.symbols_per_position()];
         self.decode_block_into(block, &mut values)?;
         Ok(values)
     }
@@ -500,9 +661,7 @@ fn parse_layout(path: &Path, bytes: &[u8]) -> Result<(Header, Layout)> {
 /// Checks that a decoded header describes a table this program can read.
 fn validate_header(h: &Header) -> std::result::Result<(), String> {
     let rules = h.rules().map_err(|e| e.to_string())?;
-    if h.cycles != CYCLES_EVEN {
-        return Err(format!("unknown cycle convention '{}'", h.cycles));
-    }
+    h.cycles().map_err(|e| e.to_string())?;
     if h.index_scheme != INDEX_SCHEME || h.value_encoding != VALUE_ENCODING {
         return Err(format!(
             "unknown index scheme '{}' or value encoding '{}'",
@@ -531,8 +690,9 @@ fn validate_header(h: &Header) -> std::result::Result<(), String> {
     if low.map(|&(v, _)| v) != Some(model.min()) || high.map(|&(v, _)| v) != Some(model.max()) {
         return Err("the value model does not span the histogram".into());
     }
-    if h.histogram.iter().map(|&(_, c)| c).sum::<u64>() != h.positions {
-        return Err("histogram does not add up to the positions".into());
+    let symbols = h.positions * h.symbols_per_position() as u64;
+    if h.histogram.iter().map(|&(_, c)| c).sum::<u64>() != symbols {
+        return Err("histogram does not add up to the stored symbols".into());
     }
     Ok(())
 }

@@ -8,23 +8,24 @@ use lru::LruCache;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::forced::Bounds;
 use crate::index;
 use crate::position::{pit_letter, Position};
 use crate::rules::{Rules, Successors};
 use crate::solver::MAX_LEVEL;
-use crate::table::{level_file_name, Table, DEFAULT_BLOCK_SIZE};
+use crate::table::{level_file_name, Cycles, Table, DEFAULT_BLOCK_SIZE};
 
 /// Memory for decoded blocks that [`Tablebase::open`] sets aside.
 pub const DEFAULT_CACHE_BYTES: usize = 32 << 20;
 
 /// One probe of a batch: level and block (level in the top 16 bits), offset
-/// in the block, the caller's slot, and the value once read.
+/// in the block, the caller's slot, and the stored symbols once read.
 #[derive(Clone, Copy)]
 struct Probe {
     block: u64,
     offset: u16,
     slot: u32,
-    value: i8,
+    symbols: [i8; 2],
 }
 
 const BLOCK_MASK: u64 = (1 << 48) - 1;
@@ -50,6 +51,24 @@ impl MoveValue {
     }
 }
 
+/// The forced bounds of one legal move (see [`Bounds::after_move`]): what
+/// each side can be sure to win of the position's remaining stones if the
+/// mover plays it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MoveBounds {
+    /// The pit the move empties (`0` = `a`).
+    pub pit: u8,
+    /// The bounds after the move, in the position's terms.
+    pub bounds: Bounds,
+}
+
+impl MoveBounds {
+    /// The move's name: the letter of its pit.
+    pub fn letter(&self) -> char {
+        pit_letter(self.pit as usize)
+    }
+}
+
 /// The tables of one rule set in a directory, opened lazily.
 ///
 /// Level files are opened (mapped and validated) on first use and then
@@ -57,6 +76,7 @@ impl MoveValue {
 /// `Tablebase` is `Send + Sync`, so one instance serves every thread.
 pub struct Tablebase {
     rules: Rules,
+    cycles: Cycles,
     root: PathBuf,
     dir: PathBuf,
     levels: Vec<OnceLock<Table>>,
@@ -78,19 +98,34 @@ impl Tablebase {
         rules: Rules,
         cache_bytes: usize,
     ) -> Result<Tablebase> {
+        Tablebase::open_kind(root, rules, Cycles::Even, cache_bytes)
+    }
+
+    /// The tables of kind `cycles` (in `root/<rules id>` for even tables,
+    /// `root/<rules id>-forced` for forced ones), with about `cache_bytes`
+    /// of decoded blocks kept. Even tables answer [`Tablebase::value`] and
+    /// its kin, forced ones [`Tablebase::bounds`] and its kin; asking the
+    /// other kind is [`Error::WrongCycles`].
+    pub fn open_kind(
+        root: impl AsRef<Path>,
+        rules: Rules,
+        cycles: Cycles,
+        cache_bytes: usize,
+    ) -> Result<Tablebase> {
         let root = root.as_ref().to_path_buf();
-        let dir = tables_dir(&root, &rules);
+        let dir = tables_dir_for(&root, &rules, cycles);
+        let block_bytes = DEFAULT_BLOCK_SIZE as usize * cycles.symbols_per_position();
         let present = (0..=MAX_LEVEL)
             .take_while(|&n| dir.join(level_file_name(n)).is_file())
             .count();
         Ok(Tablebase {
             rules,
+            cycles,
             root,
             dir,
             levels: (0..present).map(|_| OnceLock::new()).collect(),
             cache: Mutex::new(LruCache::new(
-                NonZeroUsize::new(cache_bytes / DEFAULT_BLOCK_SIZE as usize)
-                    .unwrap_or(NonZeroUsize::MIN),
+                NonZeroUsize::new(cache_bytes / block_bytes).unwrap_or(NonZeroUsize::MIN),
             )),
         })
     }
@@ -98,6 +133,11 @@ impl Tablebase {
     /// The rule set.
     pub fn rules(&self) -> &Rules {
         &self.rules
+    }
+
+    /// The kind of tables.
+    pub fn cycles(&self) -> Cycles {
+        self.cycles
     }
 
     /// The highest level available, if any.
@@ -112,8 +152,70 @@ impl Tablebase {
 
     /// The exact value of `pos` for the player to move (RULES.md).
     pub fn value(&self, pos: &Position) -> Result<i32> {
+        self.expect_cycles(Cycles::Even)?;
         let (n, block, offset) = self.locate(pos)?;
         Ok(self.block(n, block)?[offset] as i32)
+    }
+
+    /// The forced bounds of `pos` (RULES.md, "Forced bounds"); needs forced
+    /// tables.
+    pub fn bounds(&self, pos: &Position) -> Result<Bounds> {
+        self.expect_cycles(Cycles::Forced)?;
+        let (n, block, offset) = self.locate(pos)?;
+        let symbols = self.block(n, block)?;
+        self.level(n)?
+            .bounds_from(&symbols[offset..offset + 2], index::rank(pos))
+    }
+
+    /// The bounds of `pos` and of each of its legal moves, in pit order
+    /// (none when the position is terminal), from a batch of probes like
+    /// [`Tablebase::values`]; needs forced tables.
+    pub fn bounds_and_moves(
+        &self,
+        positions: &[Position],
+    ) -> Result<Vec<(Bounds, Vec<MoveBounds>)>> {
+        self.expect_cycles(Cycles::Forced)?;
+        let successors = self.successors_many(positions)?;
+        let mut probes = positions.to_vec();
+        probes.extend(children(&successors).map(|m| m.child));
+        let found = self.symbols_many(&probes)?;
+        let bounds = probes
+            .iter()
+            .zip(&found)
+            .map(|(pos, &(n, symbols))| self.level(n)?.bounds_from(&symbols, index::rank(pos)))
+            .collect::<Result<Vec<Bounds>>>()?;
+        let (own, mut child_bounds) =
+            (&bounds[..positions.len()], bounds[positions.len()..].iter());
+        Ok(own
+            .iter()
+            .zip(&successors)
+            .map(|(&b, s)| {
+                let moves = match s {
+                    Successors::Terminal(_) => Vec::new(),
+                    Successors::Moves(moves) => moves
+                        .iter()
+                        .zip(child_bounds.by_ref())
+                        .map(|(m, &child)| MoveBounds {
+                            pit: m.pit,
+                            bounds: Bounds::after_move(m, child),
+                        })
+                        .collect(),
+                };
+                (b, moves)
+            })
+            .collect())
+    }
+
+    /// An error unless the tables are of kind `cycles`.
+    fn expect_cycles(&self, cycles: Cycles) -> Result<()> {
+        if self.cycles != cycles {
+            return Err(Error::WrongCycles {
+                path: self.dir.clone(),
+                expected: cycles.describe().to_string(),
+                found: self.cycles.describe().to_string(),
+            });
+        }
+        Ok(())
     }
 
     /// The values of many positions, in order; fails if any position is
@@ -124,6 +226,18 @@ impl Tablebase {
     /// scored. The block cache is left alone (a large batch would only
     /// flush it).
     pub fn values(&self, positions: &[Position]) -> Result<Vec<i32>> {
+        self.expect_cycles(Cycles::Even)?;
+        Ok(self
+            .symbols_many(positions)?
+            .into_iter()
+            .map(|(_, symbols)| symbols[0] as i32)
+            .collect())
+    }
+
+    /// The level and stored symbols (the first one only for even tables) of
+    /// many positions, in order, probed in batches as [`Tablebase::values`].
+    fn symbols_many(&self, positions: &[Position]) -> Result<Vec<(u32, [i8; 2])>> {
+        let width = self.cycles.symbols_per_position();
         let mut probes: Vec<Probe> = positions
             .par_iter()
             .enumerate()
@@ -132,7 +246,7 @@ impl Tablebase {
                     block: (level as u64) << 48 | block,
                     offset: offset as u16,
                     slot: slot as u32,
-                    value: 0,
+                    symbols: [0; 2],
                 })
             })
             .collect::<Result<_>>()?;
@@ -143,18 +257,27 @@ impl Tablebase {
             .par_chunk_by_mut(|a, b| a.block == b.block)
             .try_for_each_init(Vec::new, |buffer, group| {
                 let (level, block) = ((group[0].block >> 48) as u32, group[0].block & BLOCK_MASK);
-                buffer.resize(group[group.len() - 1].offset as usize + 1, 0);
+                buffer.resize(group[group.len() - 1].offset as usize + width, 0);
                 self.level(level)?.decode_prefix(block, buffer)?;
                 for probe in group.iter_mut() {
-                    probe.value = buffer[probe.offset as usize];
+                    let at = probe.offset as usize;
+                    probe.symbols[..width].copy_from_slice(&buffer[at..at + width]);
                 }
                 Ok::<(), Error>(())
             })?;
-        let mut values = vec![0i32; positions.len()];
+        let mut symbols = vec![(0u32, [0i8; 2]); positions.len()];
         for probe in &probes {
-            values[probe.slot as usize] = probe.value as i32;
+            symbols[probe.slot as usize] = ((probe.block >> 48) as u32, probe.symbols);
         }
-        Ok(values)
+        Ok(symbols)
+    }
+
+    /// The successors of many positions, each checked to be covered.
+    fn successors_many(&self, positions: &[Position]) -> Result<Vec<Successors>> {
+        positions
+            .par_iter()
+            .map(|pos| self.check(pos).map(|()| self.rules.successors(pos)))
+            .collect()
     }
 
     /// [`Tablebase::move_values`] of many positions, in order, with every
@@ -249,6 +372,7 @@ impl Tablebase {
     /// The value of every legal move of `pos`, in pit order. Empty when the
     /// position is terminal.
     pub fn move_values(&self, pos: &Position) -> Result<Vec<MoveValue>> {
+        self.expect_cycles(Cycles::Even)?;
         self.check(pos)?;
         match self.rules.successors(pos) {
             Successors::Terminal(_) => Ok(Vec::new()),
@@ -273,7 +397,8 @@ impl Tablebase {
         if let Some(table) = cell.get() {
             return Ok(table);
         }
-        let table = Table::open(&self.dir.join(level_file_name(n)), Some((&self.rules, n)))?;
+        let path = self.dir.join(level_file_name(n));
+        let table = Table::open_kind(&path, Some((&self.rules, self.cycles, n)))?;
         Ok(cell.get_or_init(|| table))
     }
 
@@ -303,7 +428,41 @@ impl Tablebase {
     }
 }
 
-/// The directory of `rules`' tables under `root`.
+/// The directory of `rules`' even tables under `root`.
 pub fn tables_dir(root: &Path, rules: &Rules) -> PathBuf {
-    root.join(rules.id())
+    tables_dir_for(root, rules, Cycles::Even)
+}
+
+/// The directory of `rules`' tables of kind `cycles` under `root`:
+/// `oware-6` for even tables, `oware-6-forced` for forced ones, so the two
+/// kinds never mix.
+pub fn tables_dir_for(root: &Path, rules: &Rules, cycles: Cycles) -> PathBuf {
+    root.join(dir_name(rules, cycles))
+}
+
+/// The directory name of `rules`' tables of kind `cycles`.
+pub fn dir_name(rules: &Rules, cycles: Cycles) -> String {
+    match cycles {
+        Cycles::Even => rules.id(),
+        Cycles::Forced => format!("{}{FORCED_SUFFIX}", rules.id()),
+    }
+}
+
+/// Reads back a directory name written by [`dir_name`].
+pub fn parse_dir_name(name: &str) -> Result<(Rules, Cycles)> {
+    match name.strip_suffix(FORCED_SUFFIX) {
+        Some(id) => Ok((Rules::from_id(id)?, Cycles::Forced)),
+        None => Ok((Rules::from_id(name)?, Cycles::Even)),
+    }
+}
+
+/// What a forced tables' directory name adds to the rule-set id.
+const FORCED_SUFFIX: &str = "-forced";
+
+/// Every legal move of `successors`, in order.
+fn children(successors: &[Successors]) -> impl Iterator<Item = &crate::rules::Move> {
+    successors.iter().flat_map(|s| match s {
+        Successors::Moves(moves) => &moves[..],
+        Successors::Terminal(_) => &[],
+    })
 }

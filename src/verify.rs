@@ -5,27 +5,37 @@
 //! (children looked up in the level itself and the lower ones) or, for a
 //! terminal position, its terminal value per RULES.md. The stored histogram
 //! must match the values too.
+//!
+//! Forced tables ([`verify_forced`]) are checked the same way: each stored
+//! pair must equal the one-ply formula of RULES.md over the children. That
+//! shows the tables are *a* fixpoint, not that they are the *least* one (a
+//! cycle whose positions all claimed more would pass too); the least
+//! fixpoint is what the solver builds by construction, and the test suite
+//! checks it against naive value iteration from 0 and against a search of
+//! the real game with its repetition rule.
 
 use std::path::Path;
 
 use rayon::prelude::*;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::forced::{Bounds, ForcedLevel, ForcedLevels};
 use crate::index::{self, LevelIndex};
 use crate::position::Position;
 use crate::rules::{Rules, Successors};
 use crate::scratch::{Scratch, MAPPED_MIN_POSITIONS};
 use crate::solver::SolvedLevels;
-use crate::table::{self, level_file_name, Table};
+use crate::table::{self, level_file_name, Cycles, Table};
 
 /// Subdirectory of a rule set's tables holding verification scratch files
 /// (apart from the build's, so both may run at once).
 const VERIFY_SCRATCH_DIR: &str = "verify-scratch";
-use crate::tablebase::tables_dir;
+use crate::tablebase::{tables_dir, tables_dir_for};
 
-/// The outcome of verifying one level.
+/// The outcome of verifying one level; `T` is what a position stores (its
+/// value, or its [`Bounds`] in a forced table).
 #[derive(Clone, Debug)]
-pub struct LevelCheck {
+pub struct LevelCheck<T = i32> {
     /// Stones on the board.
     pub level: u32,
     /// Positions checked.
@@ -33,12 +43,14 @@ pub struct LevelCheck {
     /// Positions whose stored value differs from the recomputed one.
     pub mismatches: u64,
     /// The first mismatch: position, stored value, recomputed value.
-    pub first_mismatch: Option<(Position, i32, i32)>,
+    pub first_mismatch: Option<(Position, T, T)>,
     /// The header's histogram agrees with the values.
     pub histogram_ok: bool,
+    /// Forced tables: positions whose bounds meet.
+    pub exact: Option<u64>,
 }
 
-impl LevelCheck {
+impl<T> LevelCheck<T> {
     /// Whether the level passed.
     pub fn ok(&self) -> bool {
         self.mismatches == 0 && self.histogram_ok
@@ -58,13 +70,7 @@ pub fn verify(
     mut report: impl FnMut(&LevelCheck),
 ) -> Result<Vec<LevelCheck>> {
     let dir = tables_dir(root, rules);
-    let last = match max {
-        Some(m) => m,
-        None => (0..)
-            .take_while(|&n| dir.join(level_file_name(n)).is_file())
-            .last()
-            .unwrap_or(0),
-    };
+    let last = max.unwrap_or_else(|| last_level(&dir));
     let scratch = Scratch::create(dir.join(VERIFY_SCRATCH_DIR), MAPPED_MIN_POSITIONS)?;
     let mut solved = SolvedLevels::new();
     let mut checks = Vec::new();
@@ -113,6 +119,117 @@ pub fn check_level(rules: &Rules, n: u32, solved: &SolvedLevels, histogram_ok: b
         mismatches,
         first_mismatch,
         histogram_ok,
+        exact: None,
+    }
+}
+
+/// Verifies forced tables like [`verify`] does even ones: each level's
+/// checksums, histogram, and every stored pair against the one-ply formula
+/// (a fixpoint check: see the module's documentation).
+pub fn verify_forced(
+    root: &Path,
+    rules: &Rules,
+    from: u32,
+    max: Option<u32>,
+    mut report: impl FnMut(&LevelCheck<Bounds>),
+) -> Result<Vec<LevelCheck<Bounds>>> {
+    let dir = tables_dir_for(root, rules, Cycles::Forced);
+    let last = max.unwrap_or_else(|| last_level(&dir));
+    let scratch = |name: &str| Scratch::create(dir.join(name), MAPPED_MIN_POSITIONS);
+    let mover_scratch = scratch(FORCED_VERIFY_SCRATCH_DIRS[0])?;
+    let opponent_scratch = scratch(FORCED_VERIFY_SCRATCH_DIRS[1])?;
+    let mut solved = ForcedLevels::new();
+    let mut checks = Vec::new();
+    for n in 0..=last {
+        let path = dir.join(level_file_name(n));
+        let table = Table::open_kind(&path, Some((rules, Cycles::Forced, n)))?;
+        table.check_file_checksum()?;
+        let symbols = table.decode_all()?;
+        let histogram_ok = table::histogram(&symbols) == table.header().histogram;
+        let level = ForcedLevel::from_symbols(n, &symbols).map_err(|at| Error::Corrupted {
+            path: path.clone(),
+            what: format!("impossible bounds stored for index {at}"),
+        })?;
+        drop(symbols);
+        mover_scratch.hold(&mut solved.mover, n, level.mover)?;
+        opponent_scratch.hold(&mut solved.opponent, n, level.opponent)?;
+        if n < from {
+            continue;
+        }
+        let mut check = check_forced_level(rules, n, &solved, histogram_ok);
+        check.exact = table.header().exact_positions();
+        report(&check);
+        checks.push(check);
+    }
+    Ok(checks)
+}
+
+/// Forced verification's scratch subdirectories.
+const FORCED_VERIFY_SCRATCH_DIRS: [&str; 2] = ["verify-scratch-mover", "verify-scratch-opponent"];
+
+/// The highest level `n` such that every level `0..=n` has a file in `dir`
+/// (0 if none).
+fn last_level(dir: &Path) -> u32 {
+    (0..)
+        .take_while(|&n| dir.join(level_file_name(n)).is_file())
+        .last()
+        .unwrap_or(0)
+}
+
+/// Recomputes the bounds of every position of level `n` (already in
+/// `solved`) from its children.
+pub fn check_forced_level(
+    rules: &Rules,
+    n: u32,
+    solved: &ForcedLevels,
+    histogram_ok: bool,
+) -> LevelCheck<Bounds> {
+    let index = LevelIndex::new(rules.pits(), n);
+    const CHUNK: u64 = 1 << 14;
+    let chunks = index.count().div_ceil(CHUNK);
+    let (mismatches, first_mismatch) = (0..chunks)
+        .into_par_iter()
+        .map(|chunk| {
+            let first = chunk * CHUNK;
+            let mut pos = index.unrank(first);
+            let mut bad = (0u64, None);
+            for at in first..index.count().min(first + CHUNK) {
+                if at > first {
+                    index::advance(&mut pos);
+                }
+                let stored = solved.bounds(&pos);
+                let expected = recomputed_bounds(rules, &pos, solved);
+                if stored != expected {
+                    bad.0 += 1;
+                    bad.1.get_or_insert((pos, stored, expected));
+                }
+            }
+            bad
+        })
+        .reduce(|| (0, None), |a, b| (a.0 + b.0, a.1.or(b.1)));
+    LevelCheck {
+        level: n,
+        positions: index.count(),
+        mismatches,
+        first_mismatch,
+        histogram_ok,
+        exact: None,
+    }
+}
+
+/// The one-ply formula of RULES.md: the best move for the mover, the worst
+/// for the opponent, or the terminal split.
+fn recomputed_bounds(rules: &Rules, pos: &Position, solved: &ForcedLevels) -> Bounds {
+    match rules.successors(pos) {
+        Successors::Terminal(v) => Bounds::terminal(pos.stones(), v),
+        Successors::Moves(moves) => moves
+            .iter()
+            .map(|m| Bounds::after_move(m, solved.bounds(&m.child)))
+            .reduce(|a, b| Bounds {
+                mover: a.mover.max(b.mover),
+                opponent: a.opponent.min(b.opponent),
+            })
+            .expect("a non-terminal position has a move"),
     }
 }
 

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use mancala_tb::index::LevelIndex;
-use mancala_tb::table::level_file_name;
+use mancala_tb::table::{level_file_name, Cycles};
 use mancala_tb::tablebase::tables_dir;
 use mancala_tb::{Position, Rules, Tablebase, Variant};
 use serde_json::Value as Json;
@@ -495,6 +495,142 @@ fn a_build_killed_mid_level_resumes_to_identical_tables() {
         );
     }
     ok(&["verify", "--dir", &path]);
+}
+
+/// Builds oware-6 forced-bounds levels 0..=`stones` with the CLI.
+fn built_forced(stones: u32) -> (TempDir, String) {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().to_str().unwrap().to_string();
+    let summary = ok(&[
+        "build",
+        "--cycles",
+        "forced",
+        "--stones",
+        &stones.to_string(),
+        "--dir",
+        &path,
+    ]);
+    assert!(summary.contains("exact %"), "{summary}");
+    (dir, path)
+}
+
+#[test]
+fn forced_tables_build_query_verify_and_info() {
+    let (dir, path) = built_forced(6);
+    let forced_dir = dir.path().join("oware-6-forced");
+    assert!(forced_dir.join(level_file_name(6)).is_file());
+    assert!(
+        !tables_dir(dir.path(), &oware()).exists(),
+        "kinds never mix"
+    );
+
+    let verified = ok(&["verify", "--dir", &path]);
+    assert!(verified.contains("oware-6-forced level   6"), "{verified}");
+    assert!(verified.contains("bounds meet on"), "{verified}");
+    assert!(verified.ends_with("verify: all tables ok\n"), "{verified}");
+
+    let info = ok(&["info", "--dir", &path]);
+    assert!(info.contains("forced bounds meet on"), "{info}");
+    let info_json = json_lines(&ok(&["info", "--dir", &path, "--json"]));
+    assert_eq!(info_json.len(), 7);
+    for level in &info_json {
+        assert_eq!(level["cycles"], "forced");
+        let exact = level["exact"].as_u64().unwrap();
+        assert!(exact <= level["positions"].as_u64().unwrap());
+    }
+
+    // Two stones chasing each other: the even split says 0, and neither
+    // side can be sure of anything: the repetitions decide.
+    let text = ok(&[
+        "query",
+        "--dir",
+        &path,
+        "--cycles",
+        "forced",
+        "1,0,0,0,0,0/1,0,0,0,0,0",
+    ]);
+    assert!(text.contains("sure of 0 and the opponent of 0"), "{text}");
+    assert!(
+        text.contains("verdict with 0,0 captured: undecided"),
+        "{text}"
+    );
+
+    let tb = Tablebase::open_kind(&path, oware(), Cycles::Forced, 1 << 20).unwrap();
+    let position = "0,0,0,0,1,1/1,0,0,0,1,0";
+    let pos = Position::parse(6, position).unwrap();
+    let answer = &json_lines(&ok(&[
+        "query",
+        "--dir",
+        &path,
+        "--cycles",
+        "forced",
+        "--json",
+        "--captured",
+        "20,20",
+        position,
+    ]))[0];
+    let bounds = tb.bounds(&pos).unwrap();
+    assert_eq!(answer["forced_mover"], bounds.mover);
+    assert_eq!(answer["forced_opponent"], bounds.opponent);
+    assert_eq!((bounds.mover, bounds.opponent), (2, 0));
+    // 44 stones in all: 20 + 2 is exactly half, so only a draw or better
+    // is certain; nothing is decided.
+    assert_eq!(answer["verdict"], "undecided");
+    let moves = answer["moves"].as_array().unwrap();
+    assert_eq!(moves.len(), 2);
+    assert_eq!(moves[0]["move"], "e");
+    assert_eq!(moves[0]["forced_opponent"], 4);
+    assert_eq!(moves[0]["verdict"], "loss");
+
+    let lines = stdout(&with_stdin(
+        &["query", "--dir", &path, "--cycles", "forced", "-"],
+        "1,0,0,0,0,0/1,0,0,0,0,0\n0,0,0,0,1,1/1,0,0,0,1,0\n",
+    ));
+    assert_eq!(
+        lines,
+        "1,0,0,0,0,0/1,0,0,0,0,0 0/0 undecided a:0/0:undecided\n\
+         0,0,0,0,1,1/1,0,0,0,1,0 2/0 undecided e:0/4:loss f:2/0:undecided\n"
+    );
+}
+
+#[test]
+fn the_wrong_kind_of_table_is_a_one_line_error() {
+    let (dir, path) = built_forced(3);
+    let (even_dir, even_path) = built(3);
+    let file = level_file_name(3);
+    // A forced table where an even one is expected, and the reverse.
+    fs::copy(
+        dir.path().join("oware-6-forced").join(&file),
+        tables_dir(even_dir.path(), &oware()).join(&file),
+    )
+    .unwrap();
+    let err = fails(&["query", "--dir", &even_path, "1,1,1,0,0,0/0,0,0,0,0,0"]);
+    assert!(err.contains("table holds forced bounds"), "{err}");
+    let file = level_file_name(2);
+    fs::copy(
+        even_dir.path().join("oware-6").join(&file),
+        dir.path().join("oware-6-forced").join(&file),
+    )
+    .unwrap();
+    let err = fails(&[
+        "query",
+        "--dir",
+        &path,
+        "--cycles",
+        "forced",
+        "1,1,0,0,0,0/0,0,0,0,0,0",
+    ]);
+    assert!(err.contains("expected forced bounds"), "{err}");
+    let verified = mancala_tb(&["verify", "--dir", &path]);
+    assert!(!verified.status.success());
+    // A bad option is refused by the argument parser, naming the problem.
+    let bad = mancala_tb(&["query", "--dir", &path, "--captured", "1", "1,0/0,0"]);
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad).contains("is not MOVER,OPPONENT"),
+        "{}",
+        stderr(&bad)
+    );
 }
 
 /// Builds `flags` levels 0..=`stones` into `dir` with the CLI.

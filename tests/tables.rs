@@ -227,6 +227,7 @@ fn kind(e: &Error) -> &'static str {
         Error::UnsupportedVersion { .. } => "UnsupportedVersion",
         Error::Corrupted { .. } => "Corrupted",
         Error::WrongRules { .. } => "WrongRules",
+        Error::WrongCycles { .. } => "WrongCycles",
         Error::Io { .. } => "Io",
     }
 }

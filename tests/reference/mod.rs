@@ -455,3 +455,113 @@ pub fn solve(rules: &RefRules, max_stones: u32) -> HashMap<Vec<u32>, i32> {
     }
     values
 }
+
+/// Forced bounds `(forced_mover, forced_opponent)` of every position with at
+/// most `max_stones` stones, by naive value iteration: every position of
+/// every level starts at `(0, 0)`, and the formulas of RULES.md ("Forced
+/// bounds") are applied to all of them, in sweeps, until nothing changes.
+/// That is the least fixpoint from 0, by definition.
+pub fn forced(rules: &RefRules, max_stones: u32) -> HashMap<Vec<u32>, (u32, u32)> {
+    let p = rules.pits;
+    let boards: Vec<Vec<u32>> = (0..=max_stones)
+        .flat_map(|n| compositions(n, 2 * p))
+        .collect();
+    let mut bounds: HashMap<Vec<u32>, (u32, u32)> =
+        boards.iter().map(|b| (b.clone(), (0, 0))).collect();
+    loop {
+        let mut changed = false;
+        for board in &boards {
+            let n: u32 = board.iter().sum();
+            let new = match rules.successors(board) {
+                RefSucc::Terminal(v) => (((n as i32 + v) / 2) as u32, ((n as i32 - v) / 2) as u32),
+                RefSucc::Moves(moves) => {
+                    let mut mover = 0;
+                    let mut opponent = u32::MAX;
+                    for m in moves {
+                        let (child_mover, child_opponent) = bounds[&m.child];
+                        let (gets, concedes) = if m.extra_turn {
+                            (m.gain + child_mover, child_opponent)
+                        } else {
+                            (m.gain + child_opponent, child_mover)
+                        };
+                        mover = mover.max(gets);
+                        opponent = opponent.min(concedes);
+                    }
+                    (mover, opponent)
+                }
+            };
+            if bounds[board] != new {
+                bounds.insert(board.clone(), new);
+                changed = true;
+            }
+        }
+        if !changed {
+            return bounds;
+        }
+    }
+}
+
+/// A game state of the real game: the board seen from the player to move,
+/// which player that is, and how often each (board, player) of the current
+/// level has occurred.
+type History = std::collections::BTreeMap<(Vec<u32>, u8), u8>;
+
+/// The share of the remaining stones that the player to move wins under
+/// perfect play of the real game with the tournament repetition rule: the
+/// third occurrence of a position with the same player to move ends the
+/// game, each player taking the stones on his own side. Exhaustive search
+/// from an empty history (the start counts as the first occurrence), each
+/// player maximising his own final total.
+pub fn share_with_repetition(rules: &RefRules, board: &[u32]) -> u32 {
+    let mut history = History::new();
+    history.insert((board.to_vec(), 0), 1);
+    let mut memo = HashMap::new();
+    search(rules, board, 0, &history, &mut memo)
+}
+
+fn search(
+    rules: &RefRules,
+    board: &[u32],
+    player: u8,
+    history: &History,
+    memo: &mut HashMap<(Vec<u32>, u8, History), u32>,
+) -> u32 {
+    let key = (board.to_vec(), player, history.clone());
+    if let Some(&share) = memo.get(&key) {
+        return share;
+    }
+    let p = rules.pits;
+    let n: u32 = board.iter().sum();
+    let share = match rules.successors(board) {
+        RefSucc::Terminal(v) => ((n as i32 + v) / 2) as u32,
+        RefSucc::Moves(moves) => moves
+            .into_iter()
+            .map(|m| {
+                let next = if m.extra_turn { player } else { 1 - player };
+                // A capture (or a store) lowers the level for good: no
+                // earlier position can occur again.
+                let mut next_history = if m.gain > 0 {
+                    History::new()
+                } else {
+                    history.clone()
+                };
+                let seen = next_history.entry((m.child.clone(), next)).or_insert(0);
+                *seen += 1;
+                let child_share = if *seen == 3 {
+                    mover_row(&m.child, p)
+                } else {
+                    search(rules, &m.child, next, &next_history, memo)
+                };
+                let child_n = n - m.gain;
+                if m.extra_turn {
+                    m.gain + child_share
+                } else {
+                    m.gain + child_n - child_share
+                }
+            })
+            .max()
+            .expect("a non-terminal position has a move"),
+    };
+    memo.insert(key, share);
+    share
+}
