@@ -15,7 +15,7 @@ mod cli;
 
 use mancala_tb::build::{self, BuildObserver, BuildOptions, LevelReport};
 use mancala_tb::table::{level_file_name, Table};
-use mancala_tb::tablebase::tables_dir;
+use mancala_tb::tablebase::{rule_sets, tables_dir};
 use mancala_tb::verify;
 use mancala_tb::{Position, Rules, Tablebase, Variant};
 
@@ -42,6 +42,8 @@ enum Command {
     Solve(cli::solve::SolveArgs),
     /// Play a game in the terminal against the perfect engine.
     Play(cli::play::PlayArgs),
+    /// Answer positions and game states over HTTP/JSON.
+    Serve(ServeArgs),
 }
 
 #[derive(Args, Clone)]
@@ -133,6 +135,17 @@ struct VerifyArgs {
     from: u32,
 }
 
+#[derive(Args)]
+struct ServeArgs {
+    /// Address to listen on (port 0 picks a free port; the address is
+    /// printed).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    addr: std::net::SocketAddr,
+    /// Table directory (every rule set under it is served).
+    #[arg(long, default_value = "tables")]
+    dir: PathBuf,
+}
+
 /// `println!` that returns an error (e.g. a closed pipe) instead of panicking.
 macro_rules! out {
     ($($arg:tt)*) => {
@@ -149,6 +162,7 @@ fn main() -> ExitCode {
         Command::Verify(args) => run_verify(args),
         Command::Solve(args) => cli::solve::run(args),
         Command::Play(args) => cli::play::run(args),
+        Command::Serve(args) => run_serve(args),
     };
     match outcome {
         Ok(true) => ExitCode::SUCCESS,
@@ -506,23 +520,6 @@ impl Analysis {
     }
 }
 
-/// The rule sets that have a table directory under `root` (directories
-/// named by [`Rules::id`]), sorted by name.
-fn rule_set_dirs(root: &Path) -> Result<Vec<Rules>> {
-    let entries = std::fs::read_dir(root)
-        .with_context(|| format!("{}: cannot read the table directory", root.display()))?;
-    let mut names: Vec<String> = entries
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_dir())
-        .filter_map(|e| e.file_name().into_string().ok())
-        .collect();
-    names.sort();
-    Ok(names
-        .iter()
-        .filter_map(|name| Rules::from_id(name).ok())
-        .collect())
-}
-
 /// Every table file under `root`, grouped by rule-set directory.
 fn table_files(root: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
@@ -638,16 +635,30 @@ fn run_info(args: InfoArgs) -> Result<bool> {
     Ok(all_ok)
 }
 
+/// Binds, prints `listening on http://ADDR` (the real port when given port
+/// 0, so scripts and tests can find the server) and serves until killed.
+fn run_serve(args: ServeArgs) -> Result<bool> {
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(args.addr)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.addr))?;
+        out!("listening on http://{}", listener.local_addr()?);
+        mancala_tb::server::serve(listener, args.dir).await?;
+        Ok(true)
+    })
+}
+
 fn run_verify(args: VerifyArgs) -> Result<bool> {
-    let rule_sets: Vec<Rules> = rule_set_dirs(&args.dir)?
+    let selected: Vec<Rules> = rule_sets(&args.dir)?
         .into_iter()
         .filter(|rules| args.rules.is_empty() || args.rules.contains(&rules.variant()))
         .collect();
-    if rule_sets.is_empty() {
+    if selected.is_empty() {
         bail!("no tables to verify in {}", args.dir.display());
     }
     let mut all_ok = true;
-    for rules in rule_sets {
+    for rules in selected {
         let dir = tables_dir(&args.dir, &rules);
         let max = (0..)
             .take_while(|&n| dir.join(level_file_name(n)).is_file())

@@ -274,6 +274,24 @@ impl Tablebase {
     }
 }
 
+/// The rule sets that have a table directory under `root` (directories
+/// named by [`Rules::id`]), sorted by name: what a directory of tables
+/// offers, for `verify` and the server's table listing. Other directories
+/// are ignored.
+pub fn rule_sets(root: &Path) -> Result<Vec<Rules>> {
+    let entries = std::fs::read_dir(root).map_err(|e| Error::io(root, e))?;
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    Ok(names
+        .iter()
+        .filter_map(|name| Rules::from_id(name).ok())
+        .collect())
+}
+
 /// The directory of `rules`' tables under `root`.
 pub fn tables_dir(root: &Path, rules: &Rules) -> PathBuf {
     root.join(rules.id())
