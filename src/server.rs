@@ -26,7 +26,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
@@ -57,6 +57,11 @@ pub const MAX_BODY: usize = 1 << 20;
 /// Thinking time of each search the engine runs for a game state above the
 /// tables; the answer then says whether it is `exact`.
 pub const SEARCH_TIME: Duration = Duration::from_secs(2);
+
+/// Wall time of one game-state analysis above the tables, all its searches
+/// (one per move and per ply of the perfect line) together: past it the
+/// answer is the best estimate, marked inexact, and its line is cut.
+pub const ANALYZE_TIME: Duration = Duration::from_secs(10);
 
 /// Transposition-table entries of a request's engine (24 bytes each): small,
 /// since every request gets its own.
@@ -411,7 +416,11 @@ fn analyze_batch(tb: &Tablebase, texts: &[String]) -> ApiResult {
             tb.check(&pos).map(|()| pos)
         })
         .collect();
-    let positions: Vec<Position> = checked.iter().filter_map(|p| p.as_ref().ok()).copied().collect();
+    let positions: Vec<Position> = checked
+        .iter()
+        .filter_map(|p| p.as_ref().ok())
+        .copied()
+        .collect();
     let mut answers = tb.values_and_moves(&positions)?.into_iter();
     let results: Vec<JsonValue> = checked
         .into_iter()
@@ -451,7 +460,12 @@ fn game_state(rules: &Rules, request: StateRequest) -> Result<GameState, ApiErro
     let history = request
         .history
         .iter()
-        .map(|h| Ok((Side::from_name(&h.to_move)?, Position::parse(rules.pits(), &h.position)?)))
+        .map(|h| {
+            Ok((
+                Side::from_name(&h.to_move)?,
+                Position::parse(rules.pits(), &h.position)?,
+            ))
+        })
         .collect::<Result<Vec<_>, Error>>()?;
     Ok(GameState {
         position: Position::parse(rules.pits(), &request.position)?,
@@ -462,11 +476,13 @@ fn game_state(rules: &Rules, request: StateRequest) -> Result<GameState, ApiErro
 }
 
 /// The engine's analysis of a game state: table lookups within range, a
-/// search bounded by [`SEARCH_TIME`] per searched position above it.
+/// search bounded by [`SEARCH_TIME`] per searched position and
+/// [`ANALYZE_TIME`] in all above it.
 fn analyze_state(tb: &Tablebase, state: &GameState) -> ApiResult {
     let tables = tb.max_level().map(|_| tb);
     let mut engine = Engine::new(*tb.rules(), tables)
         .with_tt_entries(SEARCH_TT_ENTRIES)
+        .with_deadline(Instant::now() + ANALYZE_TIME)
         .with_limits(Limits {
             nodes: None,
             time: Some(SEARCH_TIME),

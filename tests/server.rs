@@ -93,7 +93,10 @@ fn answer(response: Response) -> (StatusCode, Json) {
 fn assert_error(response: Response, status: StatusCode, kind: &str) -> String {
     let (got, body) = answer(response);
     assert_eq!((got, body["kind"].as_str()), (status, Some(kind)), "{body}");
-    body["error"].as_str().expect("an error message").to_string()
+    body["error"]
+        .as_str()
+        .expect("an error message")
+        .to_string()
 }
 
 /// What the server must answer for `pos`, from the library.
@@ -150,7 +153,10 @@ fn tables_lists_every_rule_set() {
     assert_eq!(status, StatusCode::OK, "{body}");
     let listed = body["tables"].as_array().unwrap();
     assert_eq!(listed.len(), 2, "{body}");
-    for (entry, (rules, max)) in listed.iter().zip([(kalah(), KALAH_MAX), (oware(), OWARE_MAX)]) {
+    for (entry, (rules, max)) in listed
+        .iter()
+        .zip([(kalah(), KALAH_MAX), (oware(), OWARE_MAX)])
+    {
         let positions: u64 = (0..=max)
             .map(|n| LevelIndex::new(rules.pits(), n).count())
             .sum();
@@ -200,7 +206,11 @@ fn malformed_positions_are_client_errors() {
         StatusCode::BAD_REQUEST,
         "notation",
     );
-    bad("/v1/oware/6/position/1,2,3", StatusCode::BAD_REQUEST, "notation");
+    bad(
+        "/v1/oware/6/position/1,2,3",
+        StatusCode::BAD_REQUEST,
+        "notation",
+    );
     bad(
         "/v1/oware/6/position/-1,0,0,0,0,0/0,0,0,0,0,0",
         StatusCode::BAD_REQUEST,
@@ -211,8 +221,16 @@ fn malformed_positions_are_client_errors() {
         StatusCode::BAD_REQUEST,
         "invalid_rules",
     );
-    bad("/v1/oware/9/position/1/1", StatusCode::BAD_REQUEST, "invalid_rules");
-    bad("/v1/oware/six/position/1/1", StatusCode::BAD_REQUEST, "bad_request");
+    bad(
+        "/v1/oware/9/position/1/1",
+        StatusCode::BAD_REQUEST,
+        "invalid_rules",
+    );
+    bad(
+        "/v1/oware/six/position/1/1",
+        StatusCode::BAD_REQUEST,
+        "bad_request",
+    );
     bad(
         "/v1/oware/99999999999999999999999/position/1/1",
         StatusCode::BAD_REQUEST,
@@ -240,14 +258,22 @@ fn malformed_positions_are_client_errors() {
         StatusCode::NOT_FOUND,
         "out_of_range",
     );
-    bad("/v1/awari/6/position/1,0,0,0,0,0/0,0,0,0,0,0", StatusCode::NOT_FOUND, "out_of_range");
+    bad(
+        "/v1/awari/6/position/1,0,0,0,0,0/0,0,0,0,0,0",
+        StatusCode::NOT_FOUND,
+        "out_of_range",
+    );
     bad("/v2/nothing", StatusCode::NOT_FOUND, "not_found");
     bad("/", StatusCode::NOT_FOUND, "not_found");
     let response = Client::new()
         .post(format!("{}/health", fixture().base))
         .send()
         .unwrap();
-    assert_error(response, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed");
+    assert_error(
+        response,
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+    );
 }
 
 #[test]
@@ -342,7 +368,11 @@ fn a_game_state_is_analyzed_by_the_engine() {
     assert_eq!(body["exact"], true, "{body}");
     assert_eq!(body["to_move"], "north", "{body}");
     assert_eq!(body["value"], f.kalah.value(&pos).unwrap(), "{body}");
-    assert_eq!(body["final_margin"], -3 + f.kalah.value(&pos).unwrap(), "{body}");
+    assert_eq!(
+        body["final_margin"],
+        -3 + f.kalah.value(&pos).unwrap(),
+        "{body}"
+    );
     let moves: Vec<(String, i32)> = f
         .kalah
         .move_values(&pos)
@@ -354,7 +384,12 @@ fn a_game_state_is_analyzed_by_the_engine() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|m| (m["move"].as_str().unwrap().into(), m["value"].as_i64().unwrap() as i32))
+        .map(|m| {
+            (
+                m["move"].as_str().unwrap().into(),
+                m["value"].as_i64().unwrap() as i32,
+            )
+        })
         .collect();
     assert_eq!(served, moves);
 
@@ -416,7 +451,9 @@ fn the_binary_prints_its_address_and_serves() {
         .strip_prefix("listening on ")
         .unwrap_or_else(|| panic!("{line:?}"));
     let body: Json = Client::new()
-        .get(format!("{base}/v1/oware/6/position/1,1,1,1,1,2/0,0,0,0,0,0"))
+        .get(format!(
+            "{base}/v1/oware/6/position/1,1,1,1,1,2/0,0,0,0,0,0"
+        ))
         .send()
         .unwrap()
         .json()
