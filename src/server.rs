@@ -173,12 +173,17 @@ struct Shared {
 impl Shared {
     /// The tablebase of `rules`, opened on first use. Opening maps nothing
     /// yet (levels are mapped when probed), so a rule set without tables is
-    /// an empty tablebase whose probes are `OutOfRange`.
+    /// an empty tablebase whose probes are `OutOfRange`; it is not kept, so
+    /// that requests for rule sets without tables cannot pile up block
+    /// caches, and tables built later are found.
     fn tablebase(&self, rules: Rules) -> Result<Arc<Tablebase>, ApiError> {
         if let Some(tb) = self.read_open().get(&rules) {
             return Ok(tb.clone());
         }
         let tb = Arc::new(Tablebase::open(&self.root, rules)?);
+        if tb.max_level().is_none() {
+            return Ok(tb);
+        }
         let mut open = self.open.write().unwrap_or_else(|e| e.into_inner());
         Ok(open.entry(rules).or_insert(tb).clone())
     }

@@ -45,17 +45,7 @@ fn fixture() -> &'static Fixture {
         let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("server-tables");
         build(&BuildOptions::new(&root, oware(), OWARE_MAX), &Quiet).unwrap();
         build(&BuildOptions::new(&root, kalah(), KALAH_MAX), &Quiet).unwrap();
-        let runtime = tokio::runtime::Runtime::new().unwrap();
-        let listener = runtime
-            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-            .unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let served = root.clone();
-        std::thread::spawn(move || {
-            runtime
-                .block_on(mancala_tb::server::serve(listener, served))
-                .unwrap()
-        });
+        let base = serve_in_background(root.clone());
         Fixture {
             oware: Tablebase::open(&root, oware()).unwrap(),
             kalah: Tablebase::open(&root, kalah()).unwrap(),
@@ -63,6 +53,22 @@ fn fixture() -> &'static Fixture {
             base,
         }
     })
+}
+
+/// Serves `root` in-process on a free port until the tests end; returns the
+/// base URL.
+fn serve_in_background(root: PathBuf) -> String {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        runtime
+            .block_on(mancala_tb::server::serve(listener, root))
+            .unwrap()
+    });
+    base
 }
 
 fn get(path: &str) -> Response {
@@ -394,7 +400,7 @@ fn a_game_state_is_analyzed_by_the_engine() {
     assert_eq!(served, moves);
 
     // Above the tables: a search, exact for Kalah, equal to deeper tables.
-    let deep = f.root.join("deeper");
+    let deep = f.root.with_file_name("server-tables-deeper");
     build(&BuildOptions::new(&deep, kalah(), 14), &Quiet).unwrap();
     let pos = Position::parse(4, "3,2,1,1/2,1,1,3").unwrap();
     let (status, body) = answer(post(
@@ -419,6 +425,38 @@ fn a_game_state_is_analyzed_by_the_engine() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["moves"], json!([]), "{body}");
     assert_eq!(body["pv_end"], "game-over", "{body}");
+}
+
+#[test]
+fn a_damaged_table_is_a_server_error() {
+    let dir = tempfile::tempdir().unwrap();
+    build(&BuildOptions::new(dir.path(), oware(), 4), &Quiet).unwrap();
+    let file = mancala_tb::tablebase::tables_dir(dir.path(), &oware())
+        .join(mancala_tb::table::level_file_name(4));
+    let bytes = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+    let base = serve_in_background(dir.path().to_path_buf());
+    let client = Client::new();
+    let damaged = client
+        .get(format!(
+            "{base}/v1/oware/6/position/1,1,1,1,0,0/0,0,0,0,0,0"
+        ))
+        .send()
+        .unwrap();
+    assert_error(damaged, StatusCode::INTERNAL_SERVER_ERROR, "corrupted");
+    // Lower levels still answer, and the listing reports the damage.
+    let (status, _) = answer(
+        client
+            .get(format!(
+                "{base}/v1/oware/6/position/1,1,1,0,0,0/0,0,0,0,0,0"
+            ))
+            .send()
+            .unwrap(),
+    );
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = answer(client.get(format!("{base}/v1/tables")).send().unwrap());
+    assert_eq!(status, StatusCode::OK);
+    assert!(body["tables"][0]["error"].is_string(), "{body}");
 }
 
 /// A child process killed when the test ends, pass or fail.
