@@ -71,7 +71,7 @@ pub enum LineEnd {
     /// The line reached a position it had already visited: perfect play
     /// cycles from here (worth an even split of what is left).
     Cycle,
-    /// The line was cut at the length limit.
+    /// The line was cut at the length limit or the engine's deadline.
     Truncated,
 }
 
@@ -224,6 +224,8 @@ pub struct Engine<'a> {
     tt: Vec<[u64; 3]>,
     tt_entries: usize,
     limits: Limits,
+    /// No search runs past this instant, however many calls are left.
+    deadline: Option<Instant>,
     /// When the current call's budget started, and the node count then.
     started: Instant,
     nodes_at_start: u64,
@@ -246,6 +248,7 @@ impl<'a> Engine<'a> {
             tt: Vec::new(),
             tt_entries: DEFAULT_TT_ENTRIES,
             limits: Limits::default(),
+            deadline: None,
             started: Instant::now(),
             nodes_at_start: 0,
             nodes: 0,
@@ -260,6 +263,24 @@ impl<'a> Engine<'a> {
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
+    }
+
+    /// Bounds the wall time of everything this engine does from now on,
+    /// across calls ([`Limits`] cover one call each): a server sets it per
+    /// request. Searches past it stop at once (inexact), and a perfect line
+    /// stops there ([`LineEnd::Truncated`]).
+    pub fn with_deadline(mut self, deadline: Instant) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// Whether the deadline or the current call's time budget has passed.
+    fn past_deadline(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+            || self
+                .limits
+                .time
+                .is_some_and(|t| self.started.elapsed() >= t)
     }
 
     /// Sets the transposition table's size (allocated on first search).
@@ -395,7 +416,7 @@ impl<'a> Engine<'a> {
             if let Some(end) = state.end(&self.rules) {
                 return Ok((line, LineEnd::GameOver(end.reason)));
             }
-            if line.len() >= MAX_LINE {
+            if line.len() >= MAX_LINE || self.past_deadline() {
                 return Ok((line, LineEnd::Truncated));
             }
             let moves = self.moves_within_budget(&state)?;
@@ -490,11 +511,7 @@ impl<'a> Engine<'a> {
         self.limits
             .nodes
             .is_some_and(|n| self.nodes - self.nodes_at_start >= n)
-            || (self.nodes.is_multiple_of(1024)
-                && self
-                    .limits
-                    .time
-                    .is_some_and(|t| self.started.elapsed() >= t))
+            || (self.nodes.is_multiple_of(1024) && self.past_deadline())
     }
 
     /// Fail-soft negamax alpha-beta: the value of `pos` for the player to
@@ -633,5 +650,25 @@ mod tests {
                 assert_eq!(score.value, solved.value(&pos), "{pos}");
             }
         }
+    }
+    /// A deadline bounds a whole analysis, not only each search: without
+    /// tables a 24-stone Oware analysis would run a search per move and per
+    /// ply.
+    #[test]
+    fn a_deadline_bounds_an_analysis() {
+        let rules = Rules::new(Variant::Oware, 6).unwrap();
+        let state = GameState::start(&rules, 2).unwrap();
+        let budget = Duration::from_millis(300);
+        let mut engine = Engine::new(rules, None)
+            .with_tt_entries(1 << 12)
+            .with_limits(Limits {
+                nodes: None,
+                time: Some(Duration::from_secs(5)),
+            })
+            .with_deadline(Instant::now() + budget);
+        let analysis = engine.analyze(&state).unwrap();
+        assert!(analysis.elapsed < budget + Duration::from_millis(500));
+        assert!(!analysis.exact);
+        assert_eq!(analysis.pv_end, LineEnd::Truncated);
     }
 }

@@ -41,6 +41,7 @@ pub mod index;
 pub mod position;
 pub mod rules;
 pub mod scratch;
+pub mod server;
 pub mod solver;
 pub mod table;
 pub mod tablebase;

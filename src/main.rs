@@ -16,7 +16,7 @@ mod cli;
 use mancala_tb::build::{self, BuildObserver, BuildOptions, LevelReport};
 use mancala_tb::forced::Bounds;
 use mancala_tb::table::{level_file_name, Cycles, Table};
-use mancala_tb::tablebase::{dir_name, parse_dir_name, tables_dir_for};
+use mancala_tb::tablebase::{dir_name, rule_sets, tables_dir_for};
 use mancala_tb::verify::{self, LevelCheck};
 use mancala_tb::{MoveBounds, MoveValue, Position, Rules, Tablebase, Variant};
 
@@ -43,6 +43,8 @@ enum Command {
     Solve(cli::solve::SolveArgs),
     /// Play a game in the terminal against the perfect engine.
     Play(cli::play::PlayArgs),
+    /// Answer positions and game states over HTTP/JSON.
+    Serve(ServeArgs),
 }
 
 #[derive(Args, Clone)]
@@ -157,6 +159,17 @@ struct VerifyArgs {
     from: u32,
 }
 
+#[derive(Args)]
+struct ServeArgs {
+    /// Address to listen on (port 0 picks a free port; the address is
+    /// printed).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    addr: std::net::SocketAddr,
+    /// Table directory (every rule set under it is served).
+    #[arg(long, default_value = "tables")]
+    dir: PathBuf,
+}
+
 /// `println!` that returns an error (e.g. a closed pipe) instead of panicking.
 macro_rules! out {
     ($($arg:tt)*) => {
@@ -173,6 +186,7 @@ fn main() -> ExitCode {
         Command::Verify(args) => run_verify(args),
         Command::Solve(args) => cli::solve::run(args),
         Command::Play(args) => cli::play::run(args),
+        Command::Serve(args) => run_serve(args),
     };
     match outcome {
         Ok(true) => ExitCode::SUCCESS,
@@ -686,23 +700,6 @@ fn merge(into: &mut Json, more: Json) {
     }
 }
 
-/// The rule sets and kinds of table that have a directory under `root`
-/// (named by [`dir_name`]), sorted by name.
-fn rule_set_dirs(root: &Path) -> Result<Vec<(Rules, Cycles)>> {
-    let entries = std::fs::read_dir(root)
-        .with_context(|| format!("{}: cannot read the table directory", root.display()))?;
-    let mut names: Vec<String> = entries
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_dir())
-        .filter_map(|e| e.file_name().into_string().ok())
-        .collect();
-    names.sort();
-    Ok(names
-        .iter()
-        .filter_map(|name| parse_dir_name(name).ok())
-        .collect())
-}
-
 /// Every table file under `root`, grouped by rule-set directory.
 fn table_files(root: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
@@ -827,16 +824,31 @@ fn run_info(args: InfoArgs) -> Result<bool> {
     Ok(all_ok)
 }
 
+/// Binds, prints `listening on http://ADDR` (the real port when given port
+/// 0, so scripts and tests can find the server) and serves until killed.
+fn run_serve(args: ServeArgs) -> Result<bool> {
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(args.addr)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.addr))?;
+        out!("listening on http://{}", listener.local_addr()?);
+        mancala_tb::server::serve(listener, args.dir).await?;
+        Ok(true)
+    })
+}
+
 fn run_verify(args: VerifyArgs) -> Result<bool> {
-    let rule_sets: Vec<(Rules, Cycles)> = rule_set_dirs(&args.dir)?
+    let selected: Vec<(Rules, Cycles)> = rule_sets(&args.dir)
+        .with_context(|| format!("{}: cannot read the table directory", args.dir.display()))?
         .into_iter()
         .filter(|(rules, _)| args.rules.is_empty() || args.rules.contains(&rules.variant()))
         .collect();
-    if rule_sets.is_empty() {
+    if selected.is_empty() {
         bail!("no tables to verify in {}", args.dir.display());
     }
     let mut all_ok = true;
-    for (rules, cycles) in rule_sets {
+    for (rules, cycles) in selected {
         let name = dir_name(&rules, cycles);
         let dir = tables_dir_for(&args.dir, &rules, cycles);
         let max = (0..)

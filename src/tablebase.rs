@@ -428,6 +428,24 @@ impl Tablebase {
     }
 }
 
+/// The rule sets and kinds of table that have a directory under `root`
+/// (named by [`dir_name`]), sorted by name: what a directory of tables
+/// offers, for `verify`, `info` and the server's table listing. Other
+/// directories are ignored.
+pub fn rule_sets(root: &Path) -> Result<Vec<(Rules, Cycles)>> {
+    let entries = std::fs::read_dir(root).map_err(|e| Error::io(root, e))?;
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    Ok(names
+        .iter()
+        .filter_map(|name| parse_dir_name(name).ok())
+        .collect())
+}
+
 /// The directory of `rules`' even tables under `root`.
 pub fn tables_dir(root: &Path, rules: &Rules) -> PathBuf {
     tables_dir_for(root, rules, Cycles::Even)

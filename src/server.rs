@@ -1,0 +1,507 @@
+//! `mancala-tb serve`: the tables as an HTTP/JSON API.
+//!
+//! Endpoints (all answers JSON):
+//!
+//! - `GET /health` → `{"status":"ok"}`, for load balancers and scripts
+//!   waiting for the server to come up.
+//! - `GET /v1/tables` → the rule sets under the table directory, each with
+//!   its levels, positions and bytes.
+//! - `GET /v1/{rules}/{pits}/position/{notation}` → value and move values of
+//!   one position (`?empty_capture=false` selects the Kalah option).
+//! - `POST /v1/analyze` → a batch of positions
+//!   (`{"rules","pits","positions":[...]}`, answered from one batched probe,
+//!   an error in place of each bad position) or a game state
+//!   (`{"rules","pits","state":{...}}`, answered by the [`Engine`]).
+//!
+//! Errors are `{"error": "...", "kind": "..."}` with a status that says
+//! whose fault it is: 400 for input that cannot be read, 404 for a position
+//! the tables do not cover or an unknown route, 413 for a request over the
+//! limits, 500 only for a damaged or vanished table. User input never
+//! panics the server, and a panic in a worker is a 500, not a crash.
+//!
+//! One [`Tablebase`] per rule set is opened on first use and shared by every
+//! request; probes and searches are blocking work and run on tokio's
+//! blocking pool, so the async workers keep accepting requests.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{json, Value as JsonValue};
+use tokio::sync::Semaphore;
+
+use crate::engine::{Engine, Limits};
+use crate::error::Error;
+use crate::game::{GameState, Side};
+use crate::position::Position;
+use crate::rules::{Rules, Variant};
+use crate::table::Cycles;
+use crate::tablebase::{rule_sets, MoveValue, Tablebase};
+
+/// Most positions in one batch: a batch is answered in one blocking call,
+/// so its size bounds how long one request holds a worker.
+pub const MAX_BATCH: usize = 10_000;
+
+/// Largest request body, in bytes: room for a full batch of 8-pit
+/// positions with whitespace.
+pub const MAX_BODY: usize = 1 << 20;
+
+/// Thinking time of each search the engine runs for a game state above the
+/// tables; the answer then says whether it is `exact`.
+pub const SEARCH_TIME: Duration = Duration::from_secs(2);
+
+/// Wall time of one game-state analysis above the tables, all its searches
+/// (one per move and per ply of the perfect line) together: past it the
+/// answer is the best estimate, marked inexact, and its line is cut.
+pub const ANALYZE_TIME: Duration = Duration::from_secs(10);
+
+/// Transposition-table entries of a request's engine (24 bytes each): small,
+/// since every request gets its own.
+const SEARCH_TT_ENTRIES: usize = 1 << 16;
+
+/// Searches running at once; more wait. Searches are CPU-bound, so more
+/// than one per core only makes each slower.
+const CONCURRENT_SEARCHES: usize = 2;
+
+/// Longest game history accepted, in positions: bounds the repetition
+/// checks, which scan it.
+const MAX_HISTORY: usize = 2_000;
+
+/// Largest store accepted: far above any real game, small enough that
+/// store arithmetic cannot overflow.
+const MAX_STORE: u32 = 100_000;
+
+/// An error answer: status, machine-readable kind and a message.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    kind: &'static str,
+    message: String,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, kind: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            kind,
+            message: message.into(),
+        }
+    }
+
+    fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message)
+    }
+
+    fn too_large(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", message)
+    }
+
+    fn internal(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+    }
+
+    fn json(&self) -> JsonValue {
+        json!({"error": self.message, "kind": self.kind})
+    }
+}
+
+impl From<Error> for ApiError {
+    /// The user's mistakes are 4xx; only the tables' own faults are 500.
+    fn from(e: Error) -> ApiError {
+        let (status, kind) = match &e {
+            Error::Notation(_) => (StatusCode::BAD_REQUEST, "notation"),
+            Error::InvalidRules(_) => (StatusCode::BAD_REQUEST, "invalid_rules"),
+            Error::OutOfRange { .. } => (StatusCode::NOT_FOUND, "out_of_range"),
+            Error::Missing { .. } => (StatusCode::INTERNAL_SERVER_ERROR, "missing"),
+            Error::BadMagic { .. }
+            | Error::UnsupportedVersion { .. }
+            | Error::Corrupted { .. }
+            | Error::WrongRules { .. }
+            | Error::WrongCycles { .. } => (StatusCode::INTERNAL_SERVER_ERROR, "corrupted"),
+            Error::Io { .. } => (StatusCode::INTERNAL_SERVER_ERROR, "io"),
+        };
+        ApiError::new(status, kind, e.to_string())
+    }
+}
+
+impl From<PathRejection> for ApiError {
+    fn from(e: PathRejection) -> ApiError {
+        ApiError::bad_request(e.body_text())
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(e: QueryRejection) -> ApiError {
+        ApiError::bad_request(e.body_text())
+    }
+}
+
+impl From<BytesRejection> for ApiError {
+    /// The body limit's rejection is a 413; any other unreadable body a 400.
+    fn from(e: BytesRejection) -> ApiError {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::too_large(format!("request body over {MAX_BODY} bytes"))
+        } else {
+            ApiError::bad_request(e.body_text())
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, Json(self.json())).into_response()
+    }
+}
+
+type ApiResult = Result<Json<JsonValue>, ApiError>;
+
+/// What every request shares: the table directory, the tablebases opened so
+/// far and the search slots.
+struct Shared {
+    root: PathBuf,
+    open: RwLock<HashMap<Rules, Arc<Tablebase>>>,
+    searches: Semaphore,
+}
+
+impl Shared {
+    /// The tablebase of `rules`, opened on first use. Opening maps nothing
+    /// yet (levels are mapped when probed), so a rule set without tables is
+    /// an empty tablebase whose probes are `OutOfRange`; it is not kept, so
+    /// that requests for rule sets without tables cannot pile up block
+    /// caches, and tables built later are found.
+    fn tablebase(&self, rules: Rules) -> Result<Arc<Tablebase>, ApiError> {
+        if let Some(tb) = self.read_open().get(&rules) {
+            return Ok(tb.clone());
+        }
+        let tb = Arc::new(Tablebase::open(&self.root, rules)?);
+        if tb.max_level().is_none() {
+            return Ok(tb);
+        }
+        let mut open = self.open.write().unwrap_or_else(|e| e.into_inner());
+        Ok(open.entry(rules).or_insert(tb).clone())
+    }
+
+    /// The map of open tablebases; a panicking request cannot leave it
+    /// half-updated (every change is one insert), so poisoning is ignored.
+    fn read_open(&self) -> std::sync::RwLockReadGuard<'_, HashMap<Rules, Arc<Tablebase>>> {
+        self.open.read().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The API over the tables under `root`, ready to be served.
+pub fn router(root: PathBuf) -> Router {
+    let shared = Arc::new(Shared {
+        root,
+        open: RwLock::new(HashMap::new()),
+        searches: Semaphore::new(CONCURRENT_SEARCHES),
+    });
+    Router::new()
+        .route("/health", get(health))
+        .route("/v1/tables", get(tables))
+        .route("/v1/{rules}/{pits}/position/{*notation}", get(position))
+        .route("/v1/analyze", post(analyze))
+        .fallback(unknown_route)
+        .method_not_allowed_fallback(wrong_method)
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .with_state(shared)
+}
+
+/// Serves the API on `listener` until the process ends. The caller binds
+/// (and can print the address, e.g. after binding port 0).
+pub async fn serve(listener: tokio::net::TcpListener, root: PathBuf) -> std::io::Result<()> {
+    axum::serve(listener, router(root)).await
+}
+
+async fn health() -> Json<JsonValue> {
+    Json(json!({"status": "ok"}))
+}
+
+async fn unknown_route() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route")
+}
+
+async fn wrong_method() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "method not allowed on this route",
+    )
+}
+
+/// Runs blocking work (table probes, searches) off the async workers; a
+/// panic in it is a 500 for this request only.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ApiError::internal(format!("the request's worker failed: {e}")))?
+}
+
+/// `GET /v1/tables`.
+async fn tables(State(shared): State<Arc<Shared>>) -> ApiResult {
+    blocking(move || {
+        // The server answers from even tables; forced ones are not listed.
+        let listed = rule_sets(&shared.root)?
+            .into_iter()
+            .filter(|&(_, cycles)| cycles == Cycles::Even)
+            .map(|(rules, _)| Ok(table_summary(&*shared.tablebase(rules)?)))
+            .collect::<Result<Vec<_>, ApiError>>()?;
+        Ok(Json(json!({"tables": listed})))
+    })
+    .await
+}
+
+/// One rule set's entry in `/v1/tables`; a level that fails to open is
+/// reported in place (the rest still serve).
+fn table_summary(tb: &Tablebase) -> JsonValue {
+    let rules = tb.rules();
+    let mut summary = json!({
+        "id": rules.id(),
+        "rules": rules.variant().name(),
+        "pits": rules.pits(),
+        "empty_capture": rules.empty_capture(),
+        "max_level": tb.max_level(),
+    });
+    let (mut positions, mut bytes) = (0u64, 0u64);
+    for n in 0..=tb.max_level().unwrap_or(0) {
+        match tb.level(n) {
+            Ok(table) => {
+                positions += table.header().positions;
+                bytes += table.bytes();
+            }
+            Err(Error::OutOfRange { .. }) => break,
+            Err(e) => {
+                summary["error"] = e.to_string().into();
+                break;
+            }
+        }
+    }
+    summary["positions"] = positions.into();
+    summary["bytes"] = bytes.into();
+    summary
+}
+
+/// Query parameters of the position endpoint.
+#[derive(Deserialize)]
+struct PositionQuery {
+    empty_capture: Option<bool>,
+}
+
+/// `GET /v1/{rules}/{pits}/position/{notation}`.
+async fn position(
+    State(shared): State<Arc<Shared>>,
+    path: Result<Path<(String, String, String)>, PathRejection>,
+    query: Result<Query<PositionQuery>, QueryRejection>,
+) -> ApiResult {
+    let Path((variant, pits, notation)) = path?;
+    let Query(query) = query?;
+    let pits: usize = pits
+        .parse()
+        .map_err(|_| ApiError::bad_request(format!("'{pits}' is not a pit count")))?;
+    let rules = parse_rules(&variant, pits, query.empty_capture)?;
+    let tb = shared.tablebase(rules)?;
+    blocking(move || {
+        let pos = Position::parse(rules.pits(), &notation)?;
+        let value = tb.value(&pos)?;
+        let moves = tb.move_values(&pos)?;
+        Ok(Json(position_json(&rules, &pos, value, &moves)))
+    })
+    .await
+}
+
+/// The rule set named by a request; `empty_capture` is a Kalah option, and
+/// asking for it elsewhere is an error rather than silently ignored.
+fn parse_rules(variant: &str, pits: usize, empty_capture: Option<bool>) -> Result<Rules, ApiError> {
+    let variant = Variant::from_name(variant)?;
+    if empty_capture == Some(false) && variant != Variant::Kalah {
+        return Err(ApiError::bad_request(format!(
+            "empty_capture=false is a kalah option, not one of {variant}"
+        )));
+    }
+    Ok(Rules::new(variant, pits)?.with_empty_capture(empty_capture.unwrap_or(true)))
+}
+
+/// A position's answer: the fields of `query --json` plus the best moves.
+fn position_json(rules: &Rules, pos: &Position, value: i32, moves: &[MoveValue]) -> JsonValue {
+    let letter = |m: &MoveValue| m.letter().to_string();
+    json!({
+        "position": pos.to_string(),
+        "rules": rules.variant().name(),
+        "pits": rules.pits(),
+        "stones": pos.stones(),
+        "value": value,
+        // A position with no legal move is terminal.
+        "terminal": moves.is_empty(),
+        "moves": moves.iter().map(|m| json!({"move": letter(m), "value": m.value})).collect::<Vec<_>>(),
+        "best": moves.iter().filter(|m| m.value == value).map(letter).collect::<Vec<_>>(),
+    })
+}
+
+/// The body of `POST /v1/analyze`: positions or a game state.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AnalyzeRequest {
+    rules: String,
+    pits: usize,
+    empty_capture: Option<bool>,
+    positions: Option<Vec<String>>,
+    state: Option<StateRequest>,
+}
+
+/// A game state as sent: positions in notation, sides by name.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StateRequest {
+    position: String,
+    to_move: String,
+    #[serde(default)]
+    stores: [u32; 2],
+    #[serde(default)]
+    history: Vec<HistoryEntry>,
+}
+
+/// An earlier position of the game with the player who was to move.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HistoryEntry {
+    position: String,
+    to_move: String,
+}
+
+/// `POST /v1/analyze`.
+async fn analyze(
+    State(shared): State<Arc<Shared>>,
+    body: Result<Bytes, BytesRejection>,
+) -> ApiResult {
+    let request: AnalyzeRequest = serde_json::from_slice(&body?)
+        .map_err(|e| ApiError::bad_request(format!("bad JSON body: {e}")))?;
+    let rules = parse_rules(&request.rules, request.pits, request.empty_capture)?;
+    let tb = shared.tablebase(rules)?;
+    match (request.positions, request.state) {
+        (Some(positions), None) => {
+            if positions.len() > MAX_BATCH {
+                return Err(ApiError::too_large(format!(
+                    "{} positions in one batch, at most {MAX_BATCH}",
+                    positions.len()
+                )));
+            }
+            blocking(move || analyze_batch(&tb, &positions)).await
+        }
+        (None, Some(state)) => {
+            let state = game_state(&rules, state)?;
+            // Closed only when the server stops, which ends every request.
+            let _slot = shared
+                .searches
+                .acquire()
+                .await
+                .map_err(|e| ApiError::internal(e.to_string()))?;
+            blocking(move || analyze_state(&tb, &state)).await
+        }
+        _ => Err(ApiError::bad_request(
+            "the body needs exactly one of \"positions\" and \"state\"",
+        )),
+    }
+}
+
+/// Answers a batch: every readable, covered position in one
+/// [`Tablebase::values_and_moves`] call, an error object in place of each
+/// other one.
+fn analyze_batch(tb: &Tablebase, texts: &[String]) -> ApiResult {
+    let rules = *tb.rules();
+    let checked: Vec<Result<Position, Error>> = texts
+        .iter()
+        .map(|text| {
+            let pos = Position::parse(rules.pits(), text)?;
+            tb.check(&pos).map(|()| pos)
+        })
+        .collect();
+    let positions: Vec<Position> = checked
+        .iter()
+        .filter_map(|p| p.as_ref().ok())
+        .copied()
+        .collect();
+    let mut answers = tb.values_and_moves(&positions)?.into_iter();
+    let results: Vec<JsonValue> = checked
+        .into_iter()
+        .zip(texts)
+        .map(|(checked, text)| match checked {
+            Ok(pos) => {
+                let (value, moves) = answers.next().expect("one answer per covered position");
+                position_json(&rules, &pos, value, &moves)
+            }
+            Err(e) => {
+                let mut error = ApiError::from(e).json();
+                error["position"] = text.as_str().into();
+                error
+            }
+        })
+        .collect();
+    Ok(Json(json!({
+        "rules": rules.variant().name(),
+        "pits": rules.pits(),
+        "results": results,
+    })))
+}
+
+/// Reads a game state, checking what the engine's arithmetic relies on.
+fn game_state(rules: &Rules, request: StateRequest) -> Result<GameState, ApiError> {
+    if request.history.len() > MAX_HISTORY {
+        return Err(ApiError::too_large(format!(
+            "{} history positions, at most {MAX_HISTORY}",
+            request.history.len()
+        )));
+    }
+    if request.stores.iter().any(|&s| s > MAX_STORE) {
+        return Err(ApiError::bad_request(format!(
+            "a store over {MAX_STORE} stones"
+        )));
+    }
+    let history = request
+        .history
+        .iter()
+        .map(|h| {
+            Ok((
+                Side::from_name(&h.to_move)?,
+                Position::parse(rules.pits(), &h.position)?,
+            ))
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    Ok(GameState {
+        position: Position::parse(rules.pits(), &request.position)?,
+        to_move: Side::from_name(&request.to_move)?,
+        stores: request.stores,
+        history,
+    })
+}
+
+/// The engine's analysis of a game state: table lookups within range, a
+/// search bounded by [`SEARCH_TIME`] per searched position and
+/// [`ANALYZE_TIME`] in all above it.
+fn analyze_state(tb: &Tablebase, state: &GameState) -> ApiResult {
+    let tables = tb.max_level().map(|_| tb);
+    let mut engine = Engine::new(*tb.rules(), tables)
+        .with_tt_entries(SEARCH_TT_ENTRIES)
+        .with_deadline(Instant::now() + ANALYZE_TIME)
+        .with_limits(Limits {
+            nodes: None,
+            time: Some(SEARCH_TIME),
+        });
+    let analysis = engine.analyze(state)?;
+    let mut answer = analysis.to_json();
+    answer["rules"] = tb.rules().variant().name().into();
+    answer["pits"] = tb.rules().pits().into();
+    answer["position"] = state.position.to_string().into();
+    answer["stores"] = json!(state.stores);
+    answer["tables_up_to"] = tb.max_level().into();
+    Ok(Json(answer))
+}
