@@ -34,6 +34,16 @@ const BLOCK_MASK: u64 = (1 << 48) - 1;
 /// block).
 type BlockLru = LruCache<(u32, u64), Arc<[i8]>>;
 
+/// The decoded-block cache with a second-chance admission: a block missed
+/// once is only remembered (its probe decodes just up to the value it
+/// needs, half a block on average); missed again, it is decoded whole and
+/// kept. Random probes into tables far larger than the cache then cost one
+/// partial decode each, while blocks that are probed again stay decoded.
+struct BlockCache {
+    decoded: BlockLru,
+    missed_once: LruCache<(u32, u64), ()>,
+}
+
 /// The value of one legal move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MoveValue {
@@ -80,7 +90,7 @@ pub struct Tablebase {
     root: PathBuf,
     dir: PathBuf,
     levels: Vec<OnceLock<Table>>,
-    cache: Mutex<BlockLru>,
+    cache: Mutex<BlockCache>,
 }
 
 impl Tablebase {
@@ -124,9 +134,14 @@ impl Tablebase {
             root,
             dir,
             levels: (0..present).map(|_| OnceLock::new()).collect(),
-            cache: Mutex::new(LruCache::new(
-                NonZeroUsize::new(cache_bytes / block_bytes).unwrap_or(NonZeroUsize::MIN),
-            )),
+            cache: Mutex::new({
+                let blocks =
+                    NonZeroUsize::new(cache_bytes / block_bytes).unwrap_or(NonZeroUsize::MIN);
+                BlockCache {
+                    decoded: LruCache::new(blocks),
+                    missed_once: LruCache::new(blocks),
+                }
+            }),
         })
     }
 
@@ -154,7 +169,7 @@ impl Tablebase {
     pub fn value(&self, pos: &Position) -> Result<i32> {
         self.expect_cycles(Cycles::Even)?;
         let (n, block, offset) = self.locate(pos)?;
-        Ok(self.block(n, block)?[offset] as i32)
+        Ok(self.symbols_at(n, block, offset, 1)?[0] as i32)
     }
 
     /// The forced bounds of `pos` (RULES.md, "Forced bounds"); needs forced
@@ -162,9 +177,8 @@ impl Tablebase {
     pub fn bounds(&self, pos: &Position) -> Result<Bounds> {
         self.expect_cycles(Cycles::Forced)?;
         let (n, block, offset) = self.locate(pos)?;
-        let symbols = self.block(n, block)?;
-        self.level(n)?
-            .bounds_from(&symbols[offset..offset + 2], index::rank(pos))
+        let symbols = self.symbols_at(n, block, offset, 2)?;
+        self.level(n)?.bounds_from(&symbols, index::rank(pos))
     }
 
     /// The bounds of `pos` and of each of its legal moves, in pit order
@@ -352,20 +366,39 @@ impl Tablebase {
         Ok((n, block, offset))
     }
 
-    /// The decoded block `block` of level `n`, from the cache or decoded
-    /// (and then cached).
-    fn block(&self, n: u32, block: u64) -> Result<Arc<[i8]>> {
-        if let Some(values) = self.cache_lock().get(&(n, block)) {
-            return Ok(values.clone());
+    /// The `width` symbols at `offset` of block `block` of level `n`: from
+    /// the cache, or decoded (see [`BlockCache`] for when a block is kept).
+    fn symbols_at(&self, n: u32, block: u64, offset: usize, width: usize) -> Result<[i8; 2]> {
+        let key = (n, block);
+        let mut symbols = [0i8; 2];
+        let keep = {
+            let mut cache = self.cache_lock();
+            if let Some(values) = cache.decoded.get(&key) {
+                symbols[..width].copy_from_slice(&values[offset..offset + width]);
+                return Ok(symbols);
+            }
+            let seen_before = cache.missed_once.pop(&key).is_some();
+            if !seen_before {
+                cache.missed_once.put(key, ());
+            }
+            seen_before
+        };
+        let table = self.level(n)?;
+        if keep {
+            let values: Arc<[i8]> = table.decode_block(block)?.into();
+            symbols[..width].copy_from_slice(&values[offset..offset + width]);
+            self.cache_lock().decoded.put(key, values);
+        } else {
+            let mut prefix = vec![0i8; offset + width];
+            table.decode_prefix(block, &mut prefix)?;
+            symbols[..width].copy_from_slice(&prefix[offset..]);
         }
-        let values: Arc<[i8]> = self.level(n)?.decode_block(block)?.into();
-        self.cache_lock().put((n, block), values.clone());
-        Ok(values)
+        Ok(symbols)
     }
 
     /// The block cache; a panic elsewhere while it was held leaves it
     /// consistent (every operation is a single call), so poisoning is ignored.
-    fn cache_lock(&self) -> std::sync::MutexGuard<'_, BlockLru> {
+    fn cache_lock(&self) -> std::sync::MutexGuard<'_, BlockCache> {
         self.cache.lock().unwrap_or_else(|e| e.into_inner())
     }
 
