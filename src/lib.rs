@@ -44,6 +44,7 @@ pub mod scratch;
 pub mod solver;
 pub mod table;
 pub mod tablebase;
+pub mod tournament;
 pub mod verify;
 
 pub use error::{Error, Result};
