@@ -50,7 +50,7 @@ pub struct PlayArgs {
 /// The engine of a game: the perfect player of even tables, or the
 /// tournament player of forced ones.
 enum Player<'a> {
-    Even(Engine<'a>),
+    Even(Box<Engine<'a>>),
     Forced(TournamentPlayer<'a>),
 }
 
@@ -94,12 +94,12 @@ pub fn run(args: PlayArgs) -> Result<bool> {
     };
     let tables = Tablebase::open_kind(&args.dir, rules, args.cycles, DEFAULT_CACHE_BYTES)?;
     let mut player = match args.cycles {
-        Cycles::Even => Player::Even(
+        Cycles::Even => Player::Even(Box::new(
             Engine::new(rules, tables.max_level().map(|_| &tables)).with_limits(Limits {
                 nodes: None,
                 time: Some(Duration::from_secs_f64(args.seconds.max(0.01))),
             }),
-        ),
+        )),
         Cycles::Forced => {
             // No search above forced tables: every position of the game
             // has at most the start's stones.
