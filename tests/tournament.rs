@@ -121,3 +121,38 @@ fn a_forced_win_is_converted_against_every_opponent() {
         assert!(wins > 0 && tally.quiet_moves > 0, "{rules}: {tally:?}");
     }
 }
+
+/// A move into a third repetition is scored by the repetition rule (each
+/// side takes its own row), not by the tables.
+#[test]
+fn a_third_repetition_is_scored_by_the_repetition_rule() {
+    let rules = Rules::new(Variant::Oware, 6).unwrap();
+    let (_dir, tb) = forced_tables(rules, 4);
+    let player = TournamentPlayer::new(&tb).unwrap();
+    // `f` is sure of 2 of the 4 stones, `e` loses all 4 (README).
+    let pos = mancala_tb::Position::parse(6, "0,0,0,0,1,1/1,0,0,0,1,0").unwrap();
+    let fresh = GameState::new(pos, Side::South);
+    let choice = player.choose(&fresh).unwrap();
+    assert_eq!(choice.verdict, Verdict::Undecided);
+    let f = choice.moves[1];
+    assert_eq!((choice.pit, f.pit, f.guaranteed, f.possible), (5, 5, 2, 4));
+    assert_eq!(f.end, None);
+
+    // The position after `f` has occurred twice already: playing `f` ends
+    // the game, South taking the 2 stones it captures and its row's 1.
+    let after_f = fresh.play(&rules, 5).unwrap();
+    let mut repeated = fresh.clone();
+    repeated.history = vec![(after_f.to_move, after_f.position); 2];
+    let choice = player.choose(&repeated).unwrap();
+    let f = choice.moves[1];
+    assert_eq!(f.end.map(|e| e.reason), Some(EndReason::Repetition));
+    assert_eq!((f.guaranteed, f.possible, f.verdict), (3, 3, Verdict::Win));
+    assert_eq!(f.occurrences, 2);
+    // Better than anything `e` can be sure of.
+    assert_eq!((choice.moves[0].guaranteed, choice.pit), (0, 5));
+
+    // A finished game has no move to choose.
+    let mut over = fresh;
+    over.history = vec![(Side::South, pos); 2];
+    assert!(player.choose(&over).is_err());
+}
