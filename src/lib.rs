@@ -45,6 +45,7 @@ pub mod server;
 pub mod solver;
 pub mod table;
 pub mod tablebase;
+pub mod tournament;
 pub mod verify;
 
 pub use error::{Error, Result};

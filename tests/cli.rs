@@ -742,3 +742,63 @@ fn play_runs_a_whole_game_from_stdin() {
     assert!(out.status.success(), "{text}\n{}", stderr(&out));
     assert!(text.contains("game over ("), "{text}");
 }
+
+#[test]
+fn play_with_forced_tables_follows_the_tournament_rules() {
+    let (_dir, path) = built_forced(6);
+    let play = |position: &str, side: &str, input: &str| {
+        let out = with_stdin(
+            &[
+                "play",
+                "--cycles",
+                "forced",
+                "--position",
+                position,
+                "--side",
+                side,
+                "--dir",
+                &path,
+            ],
+            input,
+        );
+        let text = stdout(&out);
+        assert!(out.status.success(), "{text}\n{}", stderr(&out));
+        text
+    };
+    // The engine (South) has a forced win; the human tries things and then
+    // cycles through the pit letters, illegal ones refused.
+    let input = String::from("hint\nz\n") + &"a\nb\nc\nd\ne\nf\n".repeat(60);
+    let text = play("1,0,2,0,0,1/0,1,0,0,1,0", "north", &input);
+    assert!(text.contains("you: loss (forced bounds 0/6)"), "{text}");
+    assert!(text.contains("is not a move"), "{text}");
+    assert!(text.contains("is not a legal move"), "{text}");
+    assert!(
+        text.contains("(it forces a win: at least 6 stones"),
+        "{text}"
+    );
+    let last = text.lines().rev().find(|l| l.starts_with("game over"));
+    assert!(
+        last.is_some_and(|l| l.ends_with("the engine wins")),
+        "{text}"
+    );
+
+    // Two stones chasing each other: nobody can force anything, and the
+    // third repetition ends the game, each side taking its own stone.
+    let text = play(
+        "1,0,0,0,0,0/1,0,0,0,0,0",
+        "south",
+        &"a\nb\nc\nd\ne\nf\n".repeat(40),
+    );
+    assert!(
+        text.contains("(undecided: at least 0, at most 2 stones"),
+        "{text}"
+    );
+    assert!(
+        text.contains("game over (repetition): South 1 – North 1: a draw"),
+        "{text}"
+    );
+
+    // Forced play does not search: the start must be within the tables.
+    let err = fails(&["play", "--cycles", "forced", "--dir", &path]);
+    assert!(err.contains("48 stones on the board"), "{err}");
+}

@@ -8,12 +8,16 @@ use anyhow::Result;
 use clap::Args;
 
 use mancala_tb::engine::{Analysis, Engine, Limits};
+use mancala_tb::forced::Verdict;
 use mancala_tb::game::{parse_move, GameState, Outcome, Side};
 use mancala_tb::position::pit_letter;
+use mancala_tb::table::Cycles;
+use mancala_tb::tablebase::DEFAULT_CACHE_BYTES;
+use mancala_tb::tournament::{TournamentChoice, TournamentPlayer};
 use mancala_tb::{Position, Tablebase};
 
 use super::board_picture;
-use crate::RulesArgs;
+use crate::{parse_cycles, RulesArgs};
 
 #[derive(Args)]
 pub struct PlayArgs {
@@ -35,6 +39,48 @@ pub struct PlayArgs {
     /// tables, in seconds.
     #[arg(long, default_value_t = 10.0)]
     pub seconds: f64,
+    /// The engine's tables: `even` (perfect play when endless play is an
+    /// even split; searches above the tables) or `forced` (tournament
+    /// rules: it converts every forced win without repeating a position;
+    /// the position must be within the tables).
+    #[arg(long, default_value = "even", value_parser = parse_cycles)]
+    pub cycles: Cycles,
+}
+
+/// The engine of a game: the perfect player of even tables, or the
+/// tournament player of forced ones.
+enum Player<'a> {
+    Even(Box<Engine<'a>>),
+    Forced(TournamentPlayer<'a>),
+}
+
+impl Player<'_> {
+    /// The engine's move in `state` and why it plays it.
+    fn reply(&mut self, state: &GameState) -> Result<(u8, String)> {
+        Ok(match self {
+            Player::Even(engine) => {
+                let analysis = engine.analyze(state)?;
+                let pit = *analysis
+                    .best
+                    .first()
+                    .expect("a game that is not over has a move");
+                (pit, explain(&analysis))
+            }
+            Player::Forced(player) => {
+                let choice = player.choose(state)?;
+                (choice.pit, explain_forced(&choice))
+            }
+        })
+    }
+
+    /// Every move of `state` as the engine judges it, for the player to
+    /// move.
+    fn hint(&mut self, state: &GameState) -> Result<String> {
+        match self {
+            Player::Even(engine) => hint(engine, state),
+            Player::Forced(player) => Ok(hint_forced(&player.choose(state)?)),
+        }
+    }
 }
 
 const HELP: &str = "type a pit letter to sow it, `hint` for the value of every move, `undo` to take back your last move, `quit` to stop";
@@ -46,12 +92,21 @@ pub fn run(args: PlayArgs) -> Result<bool> {
         Some(text) => GameState::new(Position::parse(rules.pits(), text)?, Side::South),
         None => GameState::start(&rules, args.seeds)?,
     };
-    let tables = Tablebase::open(&args.dir, rules)?;
-    let tables = tables.max_level().map(|_| &tables);
-    let mut engine = Engine::new(rules, tables).with_limits(Limits {
-        nodes: None,
-        time: Some(Duration::from_secs_f64(args.seconds.max(0.01))),
-    });
+    let tables = Tablebase::open_kind(&args.dir, rules, args.cycles, DEFAULT_CACHE_BYTES)?;
+    let mut player = match args.cycles {
+        Cycles::Even => Player::Even(Box::new(
+            Engine::new(rules, tables.max_level().map(|_| &tables)).with_limits(Limits {
+                nodes: None,
+                time: Some(Duration::from_secs_f64(args.seconds.max(0.01))),
+            }),
+        )),
+        Cycles::Forced => {
+            // No search above forced tables: every position of the game
+            // has at most the start's stones.
+            tables.check(&start.position)?;
+            Player::Forced(TournamentPlayer::new(&tables)?)
+        }
+    };
     let names = match human {
         Side::South => ["South (you)", "North (engine)"],
         Side::North => ["South (engine)", "North (you)"],
@@ -85,17 +140,8 @@ pub fn run(args: PlayArgs) -> Result<bool> {
             return Ok(true);
         }
         if state.to_move != human {
-            let analysis = engine.analyze(&state)?;
-            let pit = *analysis
-                .best
-                .first()
-                .expect("a game that is not over has a move");
-            writeln!(
-                out,
-                "engine plays {} ({})",
-                pit_letter(pit as usize),
-                explain(&analysis)
-            )?;
+            let (pit, why) = player.reply(&state)?;
+            writeln!(out, "engine plays {} ({why})", pit_letter(pit as usize))?;
             state = state.play(&rules, pit as usize)?;
             continue;
         }
@@ -110,7 +156,7 @@ pub fn run(args: PlayArgs) -> Result<bool> {
         match line.trim() {
             "quit" | "exit" => return Ok(true),
             "help" | "?" => writeln!(out, "{HELP}")?,
-            "hint" => writeln!(out, "{}", hint(&mut engine, &state)?)?,
+            "hint" => writeln!(out, "{}", player.hint(&state)?)?,
             "undo" => match undo.pop() {
                 Some(previous) => {
                     state = previous;
@@ -168,4 +214,49 @@ fn hint(engine: &mut Engine, state: &GameState) -> Result<String> {
         "moves (value of the remaining stones; final result; * = best): {}",
         moves.join("  ")
     ))
+}
+
+/// The tournament player's reason for a move: what it is sure of.
+fn explain_forced(choice: &TournamentChoice) -> String {
+    let chosen = choice
+        .moves
+        .iter()
+        .find(|m| m.pit == choice.pit)
+        .expect("the chosen move is legal");
+    let (sure, possible) = (chosen.guaranteed, chosen.possible);
+    match choice.verdict {
+        Verdict::Win => format!("it forces a win: at least {sure} stones in the end"),
+        Verdict::Draw => format!("a forced draw: {sure} stones each"),
+        Verdict::Loss => format!("it loses: at most {possible} stones in the end"),
+        Verdict::Undecided => format!(
+            "undecided: at least {sure}, at most {possible} stones; the rest depends on repetitions"
+        ),
+    }
+}
+
+/// Every move's forced bounds and verdict (forced tables).
+fn hint_forced(choice: &TournamentChoice) -> String {
+    let moves: Vec<String> = choice
+        .moves
+        .iter()
+        .map(|m| {
+            let ends = m
+                .end
+                .map(|e| format!(", ends: {}", e.reason.name()))
+                .unwrap_or_default();
+            let star = if m.pit == choice.pit { "*" } else { "" };
+            format!(
+                "{} {} ({}{ends}){star}",
+                pit_letter(m.pit as usize),
+                m.bounds,
+                m.verdict.name()
+            )
+        })
+        .collect();
+    format!(
+        "you: {} (forced bounds {}); moves (forced bounds you/opponent of the board's stones; result; * = the engine's choice): {}",
+        choice.verdict.name(),
+        choice.bounds,
+        moves.join("  ")
+    )
 }
