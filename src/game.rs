@@ -13,7 +13,7 @@ use std::fmt;
 
 use crate::error::{Error, Result};
 use crate::position::{pit_letter, Position};
-use crate::rules::{Rules, Successors};
+use crate::rules::{Move, Place, Rules, Successors};
 
 /// One of the two players. South moves first from a start position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -236,6 +236,47 @@ impl GameState {
     /// The state after the player to move empties `pit`; an error names an
     /// illegal move or a game that is already over.
     pub fn play(&self, rules: &Rules, pit: usize) -> Result<GameState> {
+        self.play_move(rules, pit).map(|(next, _)| next)
+    }
+
+    /// [`GameState::play`], also telling what the move did on the board:
+    /// where each stone fell and what was captured, so that a board can
+    /// show the move step by step without knowing the rules.
+    pub fn play_traced(&self, rules: &Rules, pit: usize) -> Result<(GameState, Sowing)> {
+        let (next, m) = self.play_move(rules, pit)?;
+        let path = rules.sowing_path(&self.position, pit);
+        let mut sown: Vec<u32> = self.position.cells().iter().map(|&c| c as u32).collect();
+        sown[pit] = 0;
+        for place in &path {
+            if let Place::Pit(i) = *place {
+                sown[i] += 1;
+            }
+        }
+        // The board after the move, from the mover's view again.
+        let after = if m.extra_turn {
+            m.child
+        } else {
+            m.child.flipped()
+        };
+        let captured: Vec<(usize, u32)> = sown
+            .iter()
+            .enumerate()
+            .filter(|&(i, &stones)| after.get(i) < stones)
+            .map(|(i, &stones)| (i, stones))
+            .collect();
+        let sowing = Sowing {
+            pit,
+            path,
+            captured,
+            gain: m.gain as u32,
+            extra_turn: m.extra_turn,
+        };
+        debug_assert_eq!(sowing.stored() + sowing.captured_stones(), sowing.gain);
+        Ok((next, sowing))
+    }
+
+    /// Plays a legal move, returning the new state and the move.
+    fn play_move(&self, rules: &Rules, pit: usize) -> Result<(GameState, Move)> {
         if self.end(rules).is_some() {
             return Err(Error::Notation("the game is over".into()));
         }
@@ -253,7 +294,35 @@ impl GameState {
         if !m.extra_turn {
             next.to_move = self.to_move.other();
         }
-        Ok(next)
+        Ok((next, m))
+    }
+}
+
+/// What one move did on the board, seen from the player who made it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sowing {
+    /// The pit emptied (`0..P`).
+    pub pit: usize,
+    /// Where each stone fell, in sowing order.
+    pub path: Vec<Place>,
+    /// Pits emptied by the capture (mover's view, `0..2P`) with the stones
+    /// each held when taken.
+    pub captured: Vec<(usize, u32)>,
+    /// Stones the move put into the mover's store.
+    pub gain: u32,
+    /// Kalah: the mover moves again.
+    pub extra_turn: bool,
+}
+
+impl Sowing {
+    /// Stones sown straight into the store (Kalah).
+    pub fn stored(&self) -> u32 {
+        self.path.iter().filter(|&&p| p == Place::Store).count() as u32
+    }
+
+    /// Stones taken by the capture.
+    pub fn captured_stones(&self) -> u32 {
+        self.captured.iter().map(|&(_, stones)| stones).sum()
     }
 }
 
@@ -326,6 +395,44 @@ mod tests {
         assert_eq!(end.winner(), Some(Side::South));
         state.stores = [24, 17];
         assert_eq!(state.end(&rules), None);
+    }
+
+    #[test]
+    fn a_traced_oware_move_shows_its_path_and_capture() {
+        let rules = Rules::new(Variant::Oware, 6).unwrap();
+        let pos = Position::parse(6, "0,0,0,0,2,3/1,1,2,0,0,4").unwrap();
+        let (next, sowing) = GameState::new(pos, Side::South)
+            .play_traced(&rules, 5)
+            .unwrap();
+        let pits = |ps: &[usize]| ps.iter().map(|&i| Place::Pit(i)).collect::<Vec<_>>();
+        assert_eq!(sowing.path, pits(&[6, 7, 8]));
+        // g 2, h 2, i 3: all three taken, the opponent keeps l.
+        assert_eq!(sowing.captured, vec![(6, 2), (7, 2), (8, 3)]);
+        assert_eq!((sowing.gain, next.stores), (7, [7, 0]));
+        assert_eq!(next.to_move, Side::North);
+    }
+
+    #[test]
+    fn a_traced_sowing_skips_the_emptied_pit_and_passes_the_kalah_store() {
+        let oware = Rules::new(Variant::Oware, 2).unwrap();
+        let pos = Position::parse(2, "5,0/0,1").unwrap();
+        let (_, sowing) = GameState::new(pos, Side::South)
+            .play_traced(&oware, 0)
+            .unwrap();
+        let [a, b, c, d] = [0, 1, 2, 3].map(Place::Pit);
+        assert_eq!(sowing.path, vec![b, c, d, b, c]);
+        // The last stone makes c hold 2: captured; b is the mover's own.
+        assert_eq!((sowing.captured, sowing.gain), (vec![(2, 2)], 2));
+
+        let kalah = Rules::new(Variant::Kalah, 2).unwrap();
+        let pos = Position::parse(2, "0,4/1,0").unwrap();
+        let (next, sowing) = GameState::new(pos, Side::South)
+            .play_traced(&kalah, 1)
+            .unwrap();
+        assert_eq!(sowing.path, vec![Place::Store, c, d, a]);
+        // The last seed lands in the empty pit a, opposite d (1 seed).
+        assert_eq!(sowing.captured, vec![(0, 1), (3, 1)]);
+        assert_eq!((sowing.gain, next.stores), (3, [3, 0]));
     }
 
     #[test]

@@ -50,5 +50,5 @@ pub mod verify;
 
 pub use error::{Error, Result};
 pub use position::Position;
-pub use rules::{Move, Rules, Successors, Variant};
+pub use rules::{Move, Place, Rules, Successors, Variant};
 pub use tablebase::{MoveBounds, MoveValue, Tablebase};

@@ -115,6 +115,17 @@ impl Move {
     }
 }
 
+/// Where one sown stone lands, seen from the mover: the board shows sowing
+/// stone by stone, and Kalah sows through the store as well as the pits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// Pit `i` in sowing order (`0..P` the mover's row, `P..2P` the
+    /// opponent's).
+    Pit(usize),
+    /// The mover's store (Kalah).
+    Store,
+}
+
 /// The legal moves of a position, in pit order, without heap allocation.
 #[derive(Clone, Copy)]
 pub struct MoveList {
@@ -503,6 +514,38 @@ impl Rules {
                 Successors::Terminal(_) => None,
             },
         }
+    }
+
+    /// Where the stones of the mover's pit `pit` land, one entry per stone,
+    /// in the order they are sown: what a board shows step by step. The
+    /// paths are the move generator's (Oware family: the emptied pit is
+    /// skipped on every lap; Kalah: the mover's store lies between pits
+    /// `P − 1` and `P`). Legality is not checked; an empty or out-of-range
+    /// pit sows nothing.
+    pub fn sowing_path(&self, pos: &Position, pit: usize) -> Vec<Place> {
+        let p = self.pits();
+        if pit >= p {
+            return Vec::new();
+        }
+        let mut slot = pit;
+        let mut next = || match self.variant {
+            Variant::Kalah => {
+                slot = (slot + 1) % (2 * p + 1);
+                match slot.cmp(&p) {
+                    std::cmp::Ordering::Less => Place::Pit(slot),
+                    std::cmp::Ordering::Equal => Place::Store,
+                    std::cmp::Ordering::Greater => Place::Pit(slot - 1),
+                }
+            }
+            _ => {
+                slot = (slot + 1) % (2 * p);
+                if slot == pit {
+                    slot = (slot + 1) % (2 * p);
+                }
+                Place::Pit(slot)
+            }
+        };
+        (0..pos.get(pit)).map(|_| next()).collect()
     }
 
     /// Calls `emit` with every position that reaches `child` by one legal

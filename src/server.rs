@@ -12,6 +12,11 @@
 //!   (`{"rules","pits","positions":[...]}`, answered from one batched probe,
 //!   an error in place of each bad position) or a game state
 //!   (`{"rules","pits","state":{...}}`, answered by the [`Engine`]).
+//! - `POST /v1/play` → a game state and a move (`{"rules","pits","state",
+//!   "move"}`): the next state, where each stone fell, what was captured
+//!   and whether the game ended, so that a board needs no rules of its own.
+//! - `GET /`, `/app.js`, `/style.css` → the web board, a page built into
+//!   the binary that plays and analyses through the endpoints above.
 //!
 //! Errors are `{"error": "...", "kind": "..."}` with a status that says
 //! whose fault it is: 400 for input that cannot be read, 404 for a position
@@ -31,7 +36,7 @@ use std::time::{Duration, Instant};
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::extract::{DefaultBodyLimit, Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -41,9 +46,9 @@ use tokio::sync::Semaphore;
 
 use crate::engine::{Engine, Limits};
 use crate::error::Error;
-use crate::game::{GameState, Side};
+use crate::game::{parse_move, GameEnd, GameState, Side, Sowing};
 use crate::position::Position;
-use crate::rules::{Rules, Variant};
+use crate::rules::{Place, Rules, Variant};
 use crate::table::Cycles;
 use crate::tablebase::{rule_sets, MoveValue, Tablebase};
 
@@ -209,6 +214,19 @@ pub fn router(root: PathBuf) -> Router {
         .route("/v1/tables", get(tables))
         .route("/v1/{rules}/{pits}/position/{*notation}", get(position))
         .route("/v1/analyze", post(analyze))
+        .route("/v1/play", post(play))
+        .route(
+            "/",
+            get(|| web_file("text/html; charset=utf-8", INDEX_HTML)),
+        )
+        .route(
+            "/app.js",
+            get(|| web_file("text/javascript; charset=utf-8", APP_JS)),
+        )
+        .route(
+            "/style.css",
+            get(|| web_file("text/css; charset=utf-8", STYLE_CSS)),
+        )
         .fallback(unknown_route)
         .method_not_allowed_fallback(wrong_method)
         .layer(DefaultBodyLimit::max(MAX_BODY))
@@ -219,6 +237,17 @@ pub fn router(root: PathBuf) -> Router {
 /// (and can print the address, e.g. after binding port 0).
 pub async fn serve(listener: tokio::net::TcpListener, root: PathBuf) -> std::io::Result<()> {
     axum::serve(listener, router(root)).await
+}
+
+/// The web board's files, built into the binary so that `serve` needs
+/// nothing beside the tables.
+const INDEX_HTML: &str = include_str!("../web/index.html");
+const APP_JS: &str = include_str!("../web/app.js");
+const STYLE_CSS: &str = include_str!("../web/style.css");
+
+/// One of the web board's files with its content type.
+async fn web_file(content_type: &'static str, body: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, content_type)], body).into_response()
 }
 
 async fn health() -> Json<JsonValue> {
@@ -498,10 +527,106 @@ fn analyze_state(tb: &Tablebase, state: &GameState) -> ApiResult {
         });
     let analysis = engine.analyze(state)?;
     let mut answer = analysis.to_json();
+    answer["end"] = end_json(state.end(tb.rules()));
     answer["rules"] = tb.rules().variant().name().into();
     answer["pits"] = tb.rules().pits().into();
     answer["position"] = state.position.to_string().into();
     answer["stores"] = json!(state.stores);
     answer["tables_up_to"] = tb.max_level().into();
     Ok(Json(answer))
+}
+
+/// The body of `POST /v1/play`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlayRequest {
+    rules: String,
+    pits: usize,
+    empty_capture: Option<bool>,
+    state: StateRequest,
+    /// The pit letter of the mover's row to empty.
+    #[serde(rename = "move")]
+    pit: String,
+}
+
+/// `POST /v1/play`: one move on a game state. An illegal move, or a move in
+/// a game that is over, is a 400; nothing here needs the tables.
+async fn play(body: Result<Bytes, BytesRejection>) -> ApiResult {
+    let request: PlayRequest = serde_json::from_slice(&body?)
+        .map_err(|e| ApiError::bad_request(format!("bad JSON body: {e}")))?;
+    let rules = parse_rules(&request.rules, request.pits, request.empty_capture)?;
+    let pit = parse_move(&rules, &request.pit)?;
+    let state = game_state(&rules, request.state)?;
+    let (next, sowing) = state.play_traced(&rules, pit)?;
+    Ok(Json(json!({
+        "rules": rules.variant().name(),
+        "pits": rules.pits(),
+        "move": request.pit.trim(),
+        "mover": state.to_move.name(),
+        "sowing": sowing_json(&rules, state.to_move, &sowing),
+        "state": state_json(&next),
+        "end": end_json(next.end(&rules)),
+    })))
+}
+
+/// A move's trace for the board: places as `{"side","pit"}` (the pit
+/// counted along that side's own row, as in that side's notation) or
+/// `{"side","store":true}`.
+fn sowing_json(rules: &Rules, mover: Side, sowing: &Sowing) -> JsonValue {
+    let p = rules.pits();
+    let pit = |i: usize| {
+        let side = if i < p { mover } else { mover.other() };
+        json!({"side": side.name(), "pit": i % p})
+    };
+    let path: Vec<JsonValue> = sowing
+        .path
+        .iter()
+        .map(|place| match *place {
+            Place::Pit(i) => pit(i),
+            Place::Store => json!({"side": mover.name(), "store": true}),
+        })
+        .collect();
+    let captured: Vec<JsonValue> = sowing
+        .captured
+        .iter()
+        .map(|&(i, stones)| {
+            let mut place = pit(i);
+            place["stones"] = stones.into();
+            place
+        })
+        .collect();
+    json!({
+        "pit": sowing.pit,
+        "path": path,
+        "captured": captured,
+        "gain": sowing.gain,
+        "extra_turn": sowing.extra_turn,
+    })
+}
+
+/// A game state in the form `POST /v1/analyze` and `/v1/play` read.
+fn state_json(state: &GameState) -> JsonValue {
+    let history: Vec<JsonValue> = state
+        .history
+        .iter()
+        .map(|(side, pos)| json!({"position": pos.to_string(), "to_move": side.name()}))
+        .collect();
+    json!({
+        "position": state.position.to_string(),
+        "to_move": state.to_move.name(),
+        "stores": state.stores,
+        "history": history,
+    })
+}
+
+/// How a game ended, or `null` while it goes on.
+fn end_json(end: Option<GameEnd>) -> JsonValue {
+    match end {
+        None => JsonValue::Null,
+        Some(end) => json!({
+            "reason": end.reason.name(),
+            "stores": end.stores,
+            "winner": end.winner().map(Side::name),
+        }),
+    }
 }

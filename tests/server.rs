@@ -270,7 +270,7 @@ fn malformed_positions_are_client_errors() {
         "out_of_range",
     );
     bad("/v2/nothing", StatusCode::NOT_FOUND, "not_found");
-    bad("/", StatusCode::NOT_FOUND, "not_found");
+    bad("/index.htm", StatusCode::NOT_FOUND, "not_found");
     let response = Client::new()
         .post(format!("{}/health", fixture().base))
         .send()
@@ -425,6 +425,95 @@ fn a_game_state_is_analyzed_by_the_engine() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["moves"], json!([]), "{body}");
     assert_eq!(body["pv_end"], "game-over", "{body}");
+}
+
+fn post_play(body: Json) -> Response {
+    Client::new()
+        .post(format!("{}/v1/play", fixture().base))
+        .json(&body)
+        .send()
+        .unwrap()
+}
+
+#[test]
+fn play_answers_the_next_state_and_the_sowing() {
+    // Oware, f (3) sows g, h, i and captures them (7 of the 11 North holds).
+    let state =
+        json!({"position": "0,0,0,0,2,3/1,1,2,0,0,4", "to_move": "south", "stores": [20, 10]});
+    let (status, body) = answer(post_play(
+        json!({"rules": "oware", "pits": 6, "state": state, "move": "f"}),
+    ));
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["mover"], "south");
+    let north = |pit: u32| json!({"side": "north", "pit": pit});
+    assert_eq!(
+        body["sowing"]["path"],
+        json!([north(0), north(1), north(2)])
+    );
+    assert_eq!(body["sowing"]["gain"], 7);
+    assert_eq!(
+        body["sowing"]["captured"][2],
+        json!({"side": "north", "pit": 2, "stones": 3})
+    );
+    assert_eq!(
+        body["state"],
+        json!({"position": "0,0,0,0,0,4/0,0,0,0,2,0", "to_move": "north", "stores": [27, 10],
+               "history": [{"position": "0,0,0,0,2,3/1,1,2,0,0,4", "to_move": "south"}]})
+    );
+    // 27 of 43 stones: a majority.
+    assert_eq!(
+        body["end"],
+        json!({"reason": "majority", "stores": [27, 10], "winner": "south"})
+    );
+
+    // Kalah: the store is on the path, and an extra turn keeps the mover.
+    let state = json!({"position": "1,1,1,1/1,1,1,1", "to_move": "north"});
+    let (status, body) = answer(post_play(
+        json!({"rules": "kalah", "pits": 4, "state": state, "move": "d"}),
+    ));
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["sowing"]["path"],
+        json!([{"side": "north", "store": true}])
+    );
+    assert_eq!(body["sowing"]["extra_turn"], true);
+    assert_eq!(body["state"]["to_move"], "north");
+    assert_eq!(body["end"], Json::Null);
+}
+
+#[test]
+fn illegal_plays_are_client_errors() {
+    let state = json!({"position": "0,0,0,0,2,3/1,1,2,0,0,4", "to_move": "south"});
+    let play = |mv: &str| json!({"rules": "oware", "pits": 6, "state": state, "move": mv});
+    // An empty pit, a letter off the row, a game already over.
+    assert_error(post_play(play("a")), StatusCode::BAD_REQUEST, "notation");
+    assert_error(post_play(play("g")), StatusCode::BAD_REQUEST, "notation");
+    let over = json!({"rules": "oware", "pits": 6, "move": "e",
+                      "state": {"position": "0,0,0,0,2,3/1,1,2,0,0,4", "to_move": "south", "stores": [30, 0]}});
+    let message = assert_error(post_play(over), StatusCode::BAD_REQUEST, "notation");
+    assert!(message.contains("over"), "{message}");
+    assert_error(
+        post_play(json!({"rules": "oware"})),
+        StatusCode::BAD_REQUEST,
+        "bad_request",
+    );
+}
+
+#[test]
+fn the_web_board_is_served() {
+    for (path, content_type) in [
+        ("/", "text/html"),
+        ("/app.js", "text/javascript"),
+        ("/style.css", "text/css"),
+    ] {
+        let response = get(path);
+        assert_eq!(response.status(), StatusCode::OK, "{path}");
+        let got = response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(got.starts_with(content_type), "{path}: {got}");
+    }
 }
 
 #[test]
