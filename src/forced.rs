@@ -54,9 +54,7 @@ use rayon::prelude::*;
 use crate::index::{self, LevelIndex};
 use crate::position::Position;
 use crate::rules::{Move, Rules};
-use crate::solver::{
-    for_each_parent_run, sorted_parents, SolvedLevels, CHUNK, FRONTIER_PIECE, MAX_LEVEL,
-};
+use crate::solver::{visit_parents, SolvedLevels, CHUNK, MAX_LEVEL};
 
 /// What each side can be sure to win of the remaining stones.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -501,20 +499,15 @@ fn parents_of_movers(
     movers: &[u64],
     state: &State,
 ) -> Vec<u64> {
-    let mut joined = Vec::new();
-    for piece in movers.chunks(FRONTIER_PIECE) {
-        let parents = sorted_parents(rules, index, piece);
-        joined.extend(for_each_parent_run(&parents, |at, edges| {
-            let flag = state.flags[at].load(Relaxed) - edges;
-            state.flags[at].store(flag, Relaxed);
-            let join = flag & (IN_OPPONENT | COUNTER) == 0 && state.opponent[at].load(Relaxed) >= t;
-            if join {
-                state.join_opponent(at, t);
-            }
-            join
-        }));
-    }
-    joined
+    visit_parents(rules, index, movers, |at, edges| {
+        let flag = state.flags[at].load(Relaxed) - edges;
+        state.flags[at].store(flag, Relaxed);
+        let join = flag & (IN_OPPONENT | COUNTER) == 0 && state.opponent[at].load(Relaxed) >= t;
+        if join {
+            state.join_opponent(at, t);
+        }
+        join
+    })
 }
 
 /// Every same-level parent of a new `O` member can move there: it joins
@@ -526,16 +519,11 @@ fn parents_of_opponents(
     t: u8,
     state: &State,
 ) -> Vec<u64> {
-    let mut joined = Vec::new();
-    for piece in opponents.chunks(FRONTIER_PIECE) {
-        let parents = sorted_parents(rules, index, piece);
-        joined.extend(for_each_parent_run(&parents, |at, _| {
-            let join = state.flags[at].load(Relaxed) & IN_MOVER == 0;
-            if join {
-                state.join_mover(at, t);
-            }
-            join
-        }));
-    }
-    joined
+    visit_parents(rules, index, opponents, |at, _| {
+        let join = state.flags[at].load(Relaxed) & IN_MOVER == 0;
+        if join {
+            state.join_mover(at, t);
+        }
+        join
+    })
 }

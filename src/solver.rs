@@ -53,7 +53,7 @@ const FRONTIER_CHUNK: usize = 1 << 10;
 /// Frontier members whose parents are gathered and sorted at once; bounds
 /// the parent buffer (8 bytes per edge) however large a frontier grows.
 /// Tiny in debug builds, so the tests exercise frontiers cut into pieces.
-pub(crate) const FRONTIER_PIECE: usize = if cfg!(debug_assertions) {
+const FRONTIER_PIECE: usize = if cfg!(debug_assertions) {
     1 << 6
 } else {
     1 << 24
@@ -397,22 +397,17 @@ fn parents_of_wins(
     wins: &[u64],
     state: &LevelState,
 ) -> Vec<u64> {
-    let mut lost = Vec::new();
-    for piece in wins.chunks(FRONTIER_PIECE) {
-        let parents = sorted_parents(rules, index, piece);
-        lost.extend(for_each_parent_run(&parents, |at, edges| {
-            let flag = state.flags[at].load(Relaxed) - edges;
-            state.flags[at].store(flag, Relaxed);
-            // `flag == 0`: undecided and no child left outside `W`.
-            if flag == 0 && state.value[at].load(Relaxed) <= -s {
-                state.decide(at, -s);
-                true
-            } else {
-                false
-            }
-        }));
-    }
-    lost
+    visit_parents(rules, index, wins, |at, edges| {
+        let flag = state.flags[at].load(Relaxed) - edges;
+        state.flags[at].store(flag, Relaxed);
+        // `flag == 0`: undecided and no child left outside `W`.
+        if flag == 0 && state.value[at].load(Relaxed) <= -s {
+            state.decide(at, -s);
+            true
+        } else {
+            false
+        }
+    })
 }
 
 /// Every same-level parent of a new `L` member can move there: it wins `s`.
@@ -423,18 +418,31 @@ fn parents_of_losses(
     losses: &[u64],
     state: &LevelState,
 ) -> Vec<u64> {
-    let mut won = Vec::new();
-    for piece in losses.chunks(FRONTIER_PIECE) {
+    visit_parents(rules, index, losses, |at, _| {
+        let undecided = state.undecided(at);
+        if undecided {
+            state.decide(at, s);
+        }
+        undecided
+    })
+}
+
+/// Calls `visit(parent, edges)` once per distinct same-level parent of the
+/// frontier, with the number of edges from it into the frontier, piece by
+/// piece so the parent buffer stays bounded; returns the parents for which
+/// `visit` returned true (each joins the next frontier).
+pub(crate) fn visit_parents(
+    rules: &Rules,
+    index: &LevelIndex,
+    frontier: &[u64],
+    visit: impl Fn(usize, u8) -> bool + Sync,
+) -> Vec<u64> {
+    let mut joined = Vec::new();
+    for piece in frontier.chunks(FRONTIER_PIECE) {
         let parents = sorted_parents(rules, index, piece);
-        won.extend(for_each_parent_run(&parents, |at, _| {
-            let undecided = state.undecided(at);
-            if undecided {
-                state.decide(at, s);
-            }
-            undecided
-        }));
+        joined.extend(for_each_parent_run(&parents, &visit));
     }
-    won
+    joined
 }
 
 /// The same-level parents of every frontier member, one entry per edge,
@@ -442,7 +450,7 @@ fn parents_of_losses(
 /// index order, and lets each thread own a disjoint range of positions, so
 /// no update needs a locked instruction (which would stall on every cache
 /// miss).
-pub(crate) fn sorted_parents(rules: &Rules, index: &LevelIndex, frontier: &[u64]) -> Vec<u64> {
+fn sorted_parents(rules: &Rules, index: &LevelIndex, frontier: &[u64]) -> Vec<u64> {
     let found: Vec<Vec<u64>> = frontier
         .par_chunks(FRONTIER_CHUNK)
         .map(|members| {
@@ -465,10 +473,7 @@ pub(crate) fn sorted_parents(rules: &Rules, index: &LevelIndex, frontier: &[u64]
 ///
 /// Each position is visited by exactly one thread, so `visit` may update
 /// its state with plain (relaxed, non-read-modify-write) loads and stores.
-pub(crate) fn for_each_parent_run(
-    parents: &[u64],
-    visit: impl Fn(usize, u8) -> bool + Sync,
-) -> Vec<u64> {
+fn for_each_parent_run(parents: &[u64], visit: impl Fn(usize, u8) -> bool + Sync) -> Vec<u64> {
     let found: Vec<Vec<u64>> = split_between_runs(parents, FRONTIER_CHUNK * 8)
         .into_par_iter()
         .map(|chunk| {
