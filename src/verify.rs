@@ -92,27 +92,9 @@ pub fn verify(
 /// Recomputes every value of level `n` (already in `solved`).
 pub fn check_level(rules: &Rules, n: u32, solved: &SolvedLevels, histogram_ok: bool) -> LevelCheck {
     let index = LevelIndex::new(rules.pits(), n);
-    let stored = solved.level(n);
-    const CHUNK: usize = 1 << 14;
-    let (mismatches, first_mismatch) = stored
-        .par_chunks(CHUNK)
-        .enumerate()
-        .map(|(chunk, values)| {
-            let mut pos = index.unrank((chunk * CHUNK) as u64);
-            let mut bad = (0u64, None);
-            for (i, &value) in values.iter().enumerate() {
-                if i > 0 {
-                    index::advance(&mut pos);
-                }
-                let expected = recomputed_value(rules, &pos, solved);
-                if expected != value as i32 {
-                    bad.0 += 1;
-                    bad.1.get_or_insert((pos, value as i32, expected));
-                }
-            }
-            bad
-        })
-        .reduce(|| (0, None), |a, b| (a.0 + b.0, a.1.or(b.1)));
+    let (mismatches, first_mismatch) = mismatches(&index, |pos| {
+        (solved.value(pos), recomputed_value(rules, pos, solved))
+    });
     LevelCheck {
         level: n,
         positions: index.count(),
@@ -185,28 +167,9 @@ pub fn check_forced_level(
     histogram_ok: bool,
 ) -> LevelCheck<Bounds> {
     let index = LevelIndex::new(rules.pits(), n);
-    const CHUNK: u64 = 1 << 14;
-    let chunks = index.count().div_ceil(CHUNK);
-    let (mismatches, first_mismatch) = (0..chunks)
-        .into_par_iter()
-        .map(|chunk| {
-            let first = chunk * CHUNK;
-            let mut pos = index.unrank(first);
-            let mut bad = (0u64, None);
-            for at in first..index.count().min(first + CHUNK) {
-                if at > first {
-                    index::advance(&mut pos);
-                }
-                let stored = solved.bounds(&pos);
-                let expected = recomputed_bounds(rules, &pos, solved);
-                if stored != expected {
-                    bad.0 += 1;
-                    bad.1.get_or_insert((pos, stored, expected));
-                }
-            }
-            bad
-        })
-        .reduce(|| (0, None), |a, b| (a.0 + b.0, a.1.or(b.1)));
+    let (mismatches, first_mismatch) = mismatches(&index, |pos| {
+        (solved.bounds(pos), recomputed_bounds(rules, pos, solved))
+    });
     LevelCheck {
         level: n,
         positions: index.count(),
@@ -242,4 +205,33 @@ fn recomputed_value(rules: &Rules, pos: &Position, solved: &SolvedLevels) -> i32
             .max()
             .expect("a non-terminal position has a move"),
     }
+}
+
+/// Compares `(stored, recomputed) = pair(position)` over every position of a
+/// level, in parallel: the number that differ and the first one found.
+fn mismatches<T: PartialEq + Send>(
+    index: &LevelIndex,
+    pair: impl Fn(&Position) -> (T, T) + Sync,
+) -> (u64, Option<(Position, T, T)>) {
+    const CHUNK: u64 = 1 << 14;
+    let chunks = index.count().div_ceil(CHUNK);
+    (0..chunks)
+        .into_par_iter()
+        .map(|chunk| {
+            let first = chunk * CHUNK;
+            let mut pos = index.unrank(first);
+            let mut bad = (0u64, None);
+            for at in first..index.count().min(first + CHUNK) {
+                if at > first {
+                    index::advance(&mut pos);
+                }
+                let (stored, expected) = pair(&pos);
+                if stored != expected {
+                    bad.0 += 1;
+                    bad.1.get_or_insert((pos, stored, expected));
+                }
+            }
+            bad
+        })
+        .reduce(|| (0, None), |a, b| (a.0 + b.0, a.1.or(b.1)))
 }
