@@ -1,6 +1,8 @@
 //! The web board in a real browser: `serve` in-process on small tables,
 //! Chromium driven through chromedriver (WebDriver), the page's moves and
-//! values checked against the JSON API.
+//! values checked against the JSON API: analysis mode on Kalah(4, 1), then
+//! whole games against the engine in play mode, Kalah(4, 3) as South and an
+//! oware endgame as North.
 //!
 //! Needs Debian's `chromium` and `chromium-driver` (`.ci/run` installs
 //! them); without them the test fails and says how to install them, unless
@@ -24,6 +26,15 @@ const SCREENSHOT: &str = "MANCALA_TB_SCREENSHOT";
 /// Longest wait for the page to settle after an action (animations and an
 /// analysis each take well under a second on these tables).
 const SETTLE: Duration = Duration::from_secs(20);
+
+/// The kalah-4 tables cover Kalah(4, 3), played whole in play mode.
+const KALAH_STONES: u32 = 24;
+
+/// The oware endgame played in play mode, within the oware tables (to 8).
+const OWARE_ENDGAME: &str = "1,0,2,0,0,1/0,1,0,0,1,0";
+
+/// Longest game played in play mode, in plies, before the test gives up.
+const MAX_PLIES: usize = 200;
 
 /// A chromedriver process, ended when the test ends however it ends.
 struct Driver(Child);
@@ -110,7 +121,7 @@ async fn serve_tables() -> (String, tempfile::TempDir) {
         let oware = Rules::new(Variant::Oware, 6).unwrap();
         let kalah = Rules::new(Variant::Kalah, 4).unwrap();
         build(&BuildOptions::new(&built, oware, 8), &Quiet).unwrap();
-        build(&BuildOptions::new(&built, kalah, 12), &Quiet).unwrap();
+        build(&BuildOptions::new(&built, kalah, KALAH_STONES), &Quiet).unwrap();
     })
     .await
     .unwrap();
@@ -134,6 +145,11 @@ async fn api(base: &str, path: &str, body: Json) -> Json {
 
 fn kalah_request(state: &Json) -> Json {
     json!({"rules": "kalah", "pits": 4, "state": state})
+}
+
+/// A game-state request under `rules` (`"kalah"` or `"oware"`).
+fn state_request(rules: &str, pits: usize, state: &Json) -> Json {
+    json!({"rules": rules, "pits": pits, "state": state})
 }
 
 /// Runs a script in the page and returns its value.
@@ -204,7 +220,7 @@ async fn check_board(client: &Client, base: &str, state: &Json) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_web_board_plays_and_analyses_kalah_in_chromium() {
+async fn the_web_board_analyses_and_plays_in_chromium() {
     if !browser_available() {
         return;
     }
@@ -212,7 +228,12 @@ async fn the_web_board_plays_and_analyses_kalah_in_chromium() {
     let (_driver, driver_url) = start_driver();
     let client = browser(&driver_url).await;
     let session = client.clone();
-    let outcome = tokio::spawn(async move { drive(&session, &base).await }).await;
+    let outcome = tokio::spawn(async move {
+        drive(&session, &base).await;
+        play_kalah(&session, &base).await;
+        play_oware_endgame(&session, &base).await;
+    })
+    .await;
     // Closed even after a failure, so that no Chromium outlives the test.
     let _ = client.close().await;
     if let Err(e) = outcome {
@@ -325,4 +346,162 @@ async fn drive(client: &Client, base: &str) {
     )
     .await;
     assert_eq!(shown, states[3]["position"]);
+}
+
+/// Sets the form and starts a new game: `rules` a table id, `start` seeds
+/// per pit or a typed position, `side` the player's side in play mode.
+async fn new_game(client: &Client, rules: &str, start: Start<'_>, mode: &str, side: &str) {
+    for (select, value) in [("rules", rules), ("mode", mode), ("side", side)] {
+        client
+            .find(Locator::Id(select))
+            .await
+            .unwrap()
+            .select_by_value(value)
+            .await
+            .unwrap();
+    }
+    let (seeds, position) = match start {
+        Start::Seeds(n) => (n.to_string(), String::new()),
+        Start::Position(p) => ("0".to_string(), p.to_string()),
+    };
+    for (id, text) in [("seeds", seeds), ("position", position)] {
+        let input = client.find(Locator::Id(id)).await.unwrap();
+        input.clear().await.unwrap();
+        input.send_keys(&text).await.unwrap();
+    }
+    client
+        .find(Locator::Id("new-game"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
+/// How a new game starts: seeds in every pit, or a typed position.
+#[derive(Clone, Copy)]
+enum Start<'a> {
+    Seeds(u32),
+    Position(&'a str),
+}
+
+/// Kalah(4, 3) against the engine, the player South.
+async fn play_kalah(client: &Client, base: &str) {
+    new_game(client, "kalah-4", Start::Seeds(3), "play", "south").await;
+    let start =
+        json!({"position": "3,3,3,3/3,3,3,3", "to_move": "south", "stores": [0, 0], "history": []});
+    play_to_the_end(client, base, "kalah", 4, start, "south").await;
+}
+
+/// An oware endgame within the tables against the engine, the player
+/// North: the engine, South, moves first.
+async fn play_oware_endgame(client: &Client, base: &str) {
+    new_game(
+        client,
+        "oware-6",
+        Start::Position(OWARE_ENDGAME),
+        "play",
+        "north",
+    )
+    .await;
+    let start =
+        json!({"position": OWARE_ENDGAME, "to_move": "south", "stores": [0, 0], "history": []});
+    play_to_the_end(client, base, "oware", 6, start, "north").await;
+}
+
+/// Plays the game shown from `start` to its end in play mode: the player
+/// clicks the first legal pit on each turn, the engine must answer with the
+/// API's first best move. The same game is replayed through
+/// `POST /v1/play`; the page must show each state where the player moves,
+/// then the end with the replay's final stores and winner.
+async fn play_to_the_end(
+    client: &Client,
+    base: &str,
+    rules: &str,
+    pits: usize,
+    start: Json,
+    human: &str,
+) {
+    let mut state = start;
+    let mut end = Json::Null;
+    for _ in 0..MAX_PLIES {
+        let mover = state["to_move"].as_str().unwrap().to_string();
+        let move_ = if mover == human {
+            settled(client, &state).await;
+            check_sides(client, &state, human).await;
+            let pit = page(
+                client,
+                "const p = document.querySelector('.pit.legal'); return p && Number(p.dataset.pit);",
+            )
+            .await;
+            let pit = pit
+                .as_u64()
+                .unwrap_or_else(|| panic!("no legal pit shown in {state}"));
+            client
+                .find(Locator::Id(&format!("pit-{human}-{pit}")))
+                .await
+                .unwrap()
+                .click()
+                .await
+                .unwrap();
+            char::from(b'a' + pit as u8).to_string()
+        } else {
+            let analysis = api(base, "/v1/analyze", state_request(rules, pits, &state)).await;
+            analysis["best"][0].as_str().unwrap().to_string()
+        };
+        let mut request = state_request(rules, pits, &state);
+        request["move"] = move_.into();
+        let played = api(base, "/v1/play", request).await;
+        state = played["state"].clone();
+        if !played["end"].is_null() {
+            end = played["end"].clone();
+            break;
+        }
+    }
+    assert!(!end.is_null(), "{rules}: no end within {MAX_PLIES} plies");
+    settled(client, &state).await;
+    let [south, north] = [&end["stores"][0], &end["stores"][1]];
+    let result = match end["winner"].as_str() {
+        Some(winner) => format!("{winner} wins"),
+        None => "a draw".to_string(),
+    };
+    let expected = format!(
+        "Game over ({}): south {south}, north {north}: {result}.",
+        end["reason"].as_str().unwrap()
+    );
+    let shown = page(
+        client,
+        "return document.getElementById('status').textContent;",
+    )
+    .await;
+    assert_eq!(shown, json!(expected), "{rules}: the end shown");
+    let stores = page(
+        client,
+        "return ['south', 'north'].map(s => Number(document.getElementById('store-' + s).dataset.count));",
+    )
+    .await;
+    assert_eq!(stores, state["stores"], "{rules}: stores at the end");
+    let marked = page(
+        client,
+        "return document.querySelectorAll('.pit.legal, .pit.mover, .row-name.mover').length;",
+    )
+    .await;
+    assert_eq!(marked, json!(0), "{rules}: no side to move after the end");
+}
+
+/// On the player's turn, only the player's row is marked as moving and
+/// named as the player's.
+async fn check_sides(client: &Client, state: &Json, human: &str) {
+    let shown = page(
+        client,
+        "return [[...document.querySelectorAll('.pit.mover, .pit.legal')]\
+         .every(p => p.dataset.side === document.getElementById('board').dataset.toMove), \
+         [...document.querySelectorAll('.row-name.mover')].map(n => n.textContent)];",
+    )
+    .await;
+    assert_eq!(
+        shown,
+        json!([true, [format!("{human} (you) to move")]]),
+        "sides marked in {state}"
+    );
 }

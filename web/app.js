@@ -181,22 +181,25 @@ function render({ state, analysis }) {
   drawCounts(sidesOf(state), state.stores);
   clearMarks();
   const legal = new Map(analysis.moves.map((m) => [m.move, m]));
+  const over = Boolean(analysis.end);
   const myTurn = app.mode === "analyse" || state.to_move === app.human;
   for (let i = 0; i < pits; i++) {
     const pit = $(pitId(state.to_move, i));
-    pit.classList.add("mover");
+    if (!over) pit.classList.add("mover");
     const move = legal.get(LETTERS[i]);
-    if (move && myTurn && !analysis.end) pit.classList.add("legal");
+    if (move && myTurn && !over) pit.classList.add("legal");
     if (move && app.mode === "analyse") addValue(pit, move, analysis.best);
   }
   for (const side of SIDES) {
-    $(`name-${side}`).textContent = side === state.to_move ? `${side} to move` : side;
-    $(`name-${side}`).classList.toggle("mover", side === state.to_move && !analysis.end);
+    const moving = side === state.to_move && !over;
+    const you = app.mode === "play" && side === app.human ? " (you)" : "";
+    $(`name-${side}`).textContent = `${side}${you}${moving ? " to move" : ""}`;
+    $(`name-${side}`).classList.toggle("mover", moving);
   }
   renderAnalysis(state, analysis);
-  $("status").textContent = analysis.end ? endText(analysis.end) : "";
-  $("undo").disabled = app.index <= 0;
-  $("redo").disabled = app.index >= app.games.length - 1;
+  $("status").textContent = over ? endText(analysis.end) : "";
+  $("undo").disabled = stepTarget(-1) === null;
+  $("redo").disabled = stepTarget(1) === null;
 }
 
 function signed(value) {
@@ -309,16 +312,22 @@ function onPit(side, pit) {
   });
 }
 
-// Undo and redo step one state in analysis and back to the player's own
-// turn in play mode.
+// Undo and redo step one state in analysis mode; in play mode they skip
+// the engine's turns, stopping only where the player moves or the game ends.
+function stepTarget(direction) {
+  const stop = ({ state, analysis }) =>
+    app.mode === "analyse" || analysis.end || state.to_move === app.human;
+  for (let index = app.index + direction;
+       index >= 0 && index < app.games.length; index += direction) {
+    if (stop(app.games[index])) return index;
+  }
+  return null;
+}
+
 function stepTo(direction) {
   if ($("board").dataset.state === "busy") return;
-  let index = app.index + direction;
-  while (app.mode === "play" && index > 0 && index < app.games.length - 1 &&
-         app.games[index].state.to_move !== app.human) {
-    index += direction;
-  }
-  if (index < 0 || index >= app.games.length) return;
+  const index = stepTarget(direction);
+  if (index === null) return;
   app.index = index;
   clearError();
   render(current());
