@@ -153,6 +153,11 @@ fn state_request(rules: &str, pits: usize, state: &Json) -> Json {
 }
 
 /// Runs a script in the page and returns its value.
+/// Clicks the element `what` finds.
+async fn click(client: &Client, what: Locator<'_>) {
+    client.find(what).await.unwrap().click().await.unwrap();
+}
+
 async fn page(client: &Client, script: &str) -> Json {
     client.execute(script, vec![]).await.unwrap()
 }
@@ -260,13 +265,7 @@ async fn drive(client: &Client, base: &str) {
     let seeds = client.find(Locator::Id("seeds")).await.unwrap();
     seeds.clear().await.unwrap();
     seeds.send_keys("1").await.unwrap();
-    client
-        .find(Locator::Id("new-game"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(client, Locator::Id("new-game")).await;
 
     let mut states = vec![
         json!({"position": "1,1,1,1/1,1,1,1", "to_move": "south", "stores": [0, 0], "history": []}),
@@ -279,13 +278,7 @@ async fn drive(client: &Client, base: &str) {
         let best = analysis["best"][0].as_str().unwrap();
         let pit = best.as_bytes()[0] - b'a';
         let mover = state["to_move"].as_str().unwrap();
-        client
-            .find(Locator::Id(&format!("pit-{mover}-{pit}")))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(client, Locator::Id(&format!("pit-{mover}-{pit}"))).await;
         let mut request = kalah_request(&state);
         request["move"] = best.into();
         let next = api(base, "/v1/play", request).await["state"].clone();
@@ -300,22 +293,10 @@ async fn drive(client: &Client, base: &str) {
         std::fs::write(&path, png).unwrap();
     }
 
-    client
-        .find(Locator::Id("undo"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(client, Locator::Id("undo")).await;
     settled(client, &states[2]).await;
     check_board(client, base, &states[2]).await;
-    client
-        .find(Locator::Id("redo"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(client, Locator::Id("redo")).await;
     settled(client, &states[3]).await;
 
     client
@@ -325,13 +306,7 @@ async fn drive(client: &Client, base: &str) {
         .send_keys("1,2/3")
         .await
         .unwrap();
-    client
-        .find(Locator::Id("new-game"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(client, Locator::Id("new-game")).await;
     let banner = client
         .wait()
         .for_element(Locator::Css("#error:not([hidden])"))
@@ -369,13 +344,7 @@ async fn new_game(client: &Client, rules: &str, start: Start<'_>, mode: &str, si
         input.clear().await.unwrap();
         input.send_keys(&text).await.unwrap();
     }
-    client
-        .find(Locator::Id("new-game"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(client, Locator::Id("new-game")).await;
 }
 
 /// How a new game starts: seeds in every pit, or a typed position.
@@ -437,13 +406,7 @@ async fn play_to_the_end(
             let pit = pit
                 .as_u64()
                 .unwrap_or_else(|| panic!("no legal pit shown in {state}"));
-            client
-                .find(Locator::Id(&format!("pit-{human}-{pit}")))
-                .await
-                .unwrap()
-                .click()
-                .await
-                .unwrap();
+            click(client, Locator::Id(&format!("pit-{human}-{pit}"))).await;
             char::from(b'a' + pit as u8).to_string()
         } else {
             let analysis = api(base, "/v1/analyze", state_request(rules, pits, &state)).await;
