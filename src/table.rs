@@ -113,7 +113,7 @@ impl Cycles {
 /// (oware level 20): 0.125 bits/position of index, blocks 1.4% larger than
 /// at 4,096, and a cold probe about 1 µs.
 pub const DEFAULT_BLOCK_SIZE: u32 = 512;
-/// The largest block size: a group of [`GROUP_BLOCKS`] blocks must stay
+/// The largest block size: a group of 65,536 blocks must stay
 /// under 4 GiB so that offsets within it fit 32 bits.
 pub const MAX_BLOCK_SIZE: u32 = 1 << 14;
 /// Blocks per group: every group has a 64-bit base offset, its blocks 32-bit
