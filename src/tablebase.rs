@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::forced::Bounds;
 use crate::index;
 use crate::position::{pit_letter, Position};
-use crate::rules::{Rules, Successors};
+use crate::rules::{Move, Rules, Successors};
 use crate::solver::MAX_LEVEL;
 use crate::table::{level_file_name, Cycles, Table, DEFAULT_BLOCK_SIZE};
 
@@ -189,35 +189,19 @@ impl Tablebase {
         positions: &[Position],
     ) -> Result<Vec<(Bounds, Vec<MoveBounds>)>> {
         self.expect_cycles(Cycles::Forced)?;
-        let successors = self.successors_many(positions)?;
-        let mut probes = positions.to_vec();
-        probes.extend(children(&successors).map(|m| m.child));
-        let found = self.symbols_many(&probes)?;
-        let bounds = probes
-            .iter()
-            .zip(&found)
-            .map(|(pos, &(n, symbols))| self.level(n)?.bounds_from(&symbols, index::rank(pos)))
-            .collect::<Result<Vec<Bounds>>>()?;
-        let (own, mut child_bounds) =
-            (&bounds[..positions.len()], bounds[positions.len()..].iter());
-        Ok(own
-            .iter()
-            .zip(&successors)
-            .map(|(&b, s)| {
-                let moves = match s {
-                    Successors::Terminal(_) => Vec::new(),
-                    Successors::Moves(moves) => moves
-                        .iter()
-                        .zip(child_bounds.by_ref())
-                        .map(|(m, &child)| MoveBounds {
-                            pit: m.pit,
-                            bounds: Bounds::after_move(m, child),
-                        })
-                        .collect(),
-                };
-                (b, moves)
-            })
-            .collect())
+        let bounds_of = |probes: &[Position]| {
+            self.symbols_many(probes)?
+                .into_iter()
+                .zip(probes)
+                .map(|((n, symbols), pos)| self.level(n)?.bounds_from(&symbols, index::rank(pos)))
+                .collect::<Result<Vec<Bounds>>>()
+        };
+        let (bounds, moves) =
+            self.probe_with_children(positions, true, bounds_of, |m, child| MoveBounds {
+                pit: m.pit,
+                bounds: Bounds::after_move(m, child),
+            })?;
+        Ok(bounds.into_iter().zip(moves).collect())
     }
 
     /// An error unless the tables are of kind `cycles`.
@@ -286,34 +270,48 @@ impl Tablebase {
         Ok(symbols)
     }
 
-    /// The successors of many positions, each checked to be covered.
-    fn successors_many(&self, positions: &[Position]) -> Result<Vec<Successors>> {
-        positions
-            .par_iter()
-            .map(|pos| self.check(pos).map(|()| self.rules.successors(pos)))
-            .collect()
-    }
-
     /// [`Tablebase::move_values`] of many positions, in order, with every
     /// child probed in one [`Tablebase::values`] batch; fails like it.
     pub fn move_values_many(&self, positions: &[Position]) -> Result<Vec<Vec<MoveValue>>> {
-        Ok(self.probe_many(positions, false)?.1)
+        Ok(self.probe_many_values(positions, false)?.1)
     }
 
     /// The value and the move values of many positions, in order: one
     /// [`Tablebase::values`] batch for the positions and all their children.
     pub fn values_and_moves(&self, positions: &[Position]) -> Result<Vec<(i32, Vec<MoveValue>)>> {
-        let (values, moves) = self.probe_many(positions, true)?;
+        let (values, moves) = self.probe_many_values(positions, true)?;
         Ok(values.into_iter().zip(moves).collect())
     }
 
-    /// Probes every child of `positions` (and the positions themselves if
-    /// `own`) in one batch.
-    fn probe_many(
+    /// Values of every child of `positions` (and of the positions
+    /// themselves if `own`), with each move's value.
+    fn probe_many_values(
         &self,
         positions: &[Position],
         own: bool,
     ) -> Result<(Vec<i32>, Vec<Vec<MoveValue>>)> {
+        self.probe_with_children(
+            positions,
+            own,
+            |probes| self.values(probes),
+            |m, child| MoveValue {
+                pit: m.pit,
+                value: m.value_given_child(child),
+            },
+        )
+    }
+
+    /// Answers every child of `positions` (and the positions themselves,
+    /// first, if `own`) with one `probe` batch, and pairs each legal move
+    /// with its child's answer through `per_move`: the answers of the
+    /// positions, and per position its moves' results in pit order.
+    fn probe_with_children<T: Copy + Send + Sync, M: Send>(
+        &self,
+        positions: &[Position],
+        own: bool,
+        probe: impl Fn(&[Position]) -> Result<Vec<T>>,
+        per_move: impl Fn(&Move, T) -> M + Sync,
+    ) -> Result<(Vec<T>, Vec<Vec<M>>)> {
         /// Positions per unit of parallel work; children are gathered per
         /// chunk so that no per-position move list is kept.
         const CHUNK: usize = 4096;
@@ -335,27 +333,25 @@ impl Tablebase {
             chunk_starts.push(probes.len() - own_count);
             probes.extend(children);
         }
-        let mut values = self.values(&probes)?;
-        let child_values = values.split_off(own_count);
+        let mut answers = probe(&probes)?;
+        let child_answers = answers.split_off(own_count);
         let moves = positions
             .par_chunks(CHUNK)
             .zip(chunk_starts)
             .flat_map_iter(|(chunk, start)| {
-                let mut next = child_values[start..].iter();
+                let mut next = child_answers[start..].iter();
+                let per_move = &per_move;
                 chunk.iter().map(move |pos| {
                     let mut moves = Vec::new();
                     self.rules.for_each_move(pos, |m| {
-                        let child = *next.next().expect("one value per child");
-                        moves.push(MoveValue {
-                            pit: m.pit,
-                            value: m.value_given_child(child),
-                        });
+                        let child = *next.next().expect("one answer per child");
+                        moves.push(per_move(m, child));
                     });
                     moves
                 })
             })
             .collect();
-        Ok((values, moves))
+        Ok((answers, moves))
     }
 
     /// Level, block and offset of `pos` in the tables.
@@ -509,11 +505,3 @@ pub fn parse_dir_name(name: &str) -> Result<(Rules, Cycles)> {
 
 /// What a forced tables' directory name adds to the rule-set id.
 const FORCED_SUFFIX: &str = "-forced";
-
-/// Every legal move of `successors`, in order.
-fn children(successors: &[Successors]) -> impl Iterator<Item = &crate::rules::Move> {
-    successors.iter().flat_map(|s| match s {
-        Successors::Moves(moves) => &moves[..],
-        Successors::Terminal(_) => &[],
-    })
-}
