@@ -54,7 +54,7 @@ use rayon::prelude::*;
 use crate::index::{self, LevelIndex};
 use crate::position::Position;
 use crate::rules::{Move, Rules};
-use crate::solver::{visit_parents, SolvedLevels, CHUNK, MAX_LEVEL};
+use crate::solver::{seed_scan, visit_parents, SolvedLevels, CHUNK, MAX_LEVEL};
 
 /// What each side can be sure to win of the remaining stones.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -463,30 +463,17 @@ fn propagate(rules: &Rules, index: &LevelIndex, state: &State, progress: &(dyn F
 /// `t` to the mover, or (every same-level child already in `M`) a worst
 /// exit worth exactly `t` to the opponent.
 fn seed_threshold(t: u8, state: &State) -> (Vec<u64>, Vec<u64>) {
-    let found: Vec<(Vec<u64>, Vec<u64>)> = state
-        .flags
-        .par_chunks(CHUNK)
-        .enumerate()
-        .map(|(chunk, flags)| {
-            let base = chunk * CHUNK;
-            let (mut movers, mut opponents) = (Vec::new(), Vec::new());
-            for (i, flag) in flags.iter().enumerate() {
-                let (flag, at) = (flag.load(Relaxed), base + i);
-                if flag & IN_MOVER == 0 && state.mover[at].load(Relaxed) == t {
-                    state.join_mover(at, t);
-                    movers.push(at as u64);
-                }
-                if flag & (IN_OPPONENT | COUNTER) == 0 && state.opponent[at].load(Relaxed) == t {
-                    state.join_opponent(at, t);
-                    opponents.push(at as u64);
-                }
-            }
-            (movers, opponents)
-        })
-        .collect();
-    let movers = found.iter().flat_map(|(m, _)| m.iter().copied()).collect();
-    let opponents = found.iter().flat_map(|(_, o)| o.iter().copied()).collect();
-    (movers, opponents)
+    seed_scan(&state.flags, |at, flag| {
+        let mover = flag & IN_MOVER == 0 && state.mover[at].load(Relaxed) == t;
+        if mover {
+            state.join_mover(at, t);
+        }
+        let opponent = flag & (IN_OPPONENT | COUNTER) == 0 && state.opponent[at].load(Relaxed) == t;
+        if opponent {
+            state.join_opponent(at, t);
+        }
+        (mover, opponent)
+    })
 }
 
 /// Each new `M` member removes one same-level move from each parent's

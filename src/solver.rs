@@ -358,34 +358,52 @@ fn propagation_done(count: u64, n: u32, next_threshold: u32) -> u64 {
 /// exit worth exactly `s`, or every same-level child already in `W` and the
 /// best exit worth exactly `−s`.
 fn seed_threshold(s: i8, state: &LevelState) -> (Vec<u64>, Vec<u64>) {
-    let found: Vec<(Vec<u64>, Vec<u64>)> = state
-        .flags
+    seed_scan(&state.flags, |at, flag| {
+        if flag & DECIDED != 0 {
+            return (false, false);
+        }
+        let exit = state.value[at].load(Relaxed);
+        if exit == s {
+            state.decide(at, s);
+            (true, false)
+        } else if exit == -s && flag == 0 {
+            state.decide(at, -s);
+            (false, true)
+        } else {
+            (false, false)
+        }
+    })
+}
+
+/// Scans every position of a level in parallel, `classify(index, flags)`
+/// saying whether it joins the first and/or the second new frontier (and
+/// recording that itself); returns both frontiers in index order.
+pub(crate) fn seed_scan(
+    flags: &[AtomicU8],
+    classify: impl Fn(usize, u8) -> (bool, bool) + Sync,
+) -> (Vec<u64>, Vec<u64>) {
+    let found: Vec<(Vec<u64>, Vec<u64>)> = flags
         .par_chunks(CHUNK)
         .enumerate()
         .map(|(chunk, flags)| {
             let base = chunk * CHUNK;
-            let (mut wins, mut losses) = (Vec::new(), Vec::new());
+            let (mut first, mut second) = (Vec::new(), Vec::new());
             for (i, flag) in flags.iter().enumerate() {
-                let flag = flag.load(Relaxed);
-                if flag & DECIDED != 0 {
-                    continue;
-                }
                 let at = base + i;
-                let exit = state.value[at].load(Relaxed);
-                if exit == s {
-                    state.decide(at, s);
-                    wins.push(at as u64);
-                } else if exit == -s && flag == 0 {
-                    state.decide(at, -s);
-                    losses.push(at as u64);
+                let (joins_first, joins_second) = classify(at, flag.load(Relaxed));
+                if joins_first {
+                    first.push(at as u64);
+                }
+                if joins_second {
+                    second.push(at as u64);
                 }
             }
-            (wins, losses)
+            (first, second)
         })
         .collect();
-    let wins = found.iter().flat_map(|(w, _)| w.iter().copied()).collect();
-    let losses = found.iter().flat_map(|(_, l)| l.iter().copied()).collect();
-    (wins, losses)
+    let first = found.iter().flat_map(|(f, _)| f.iter().copied()).collect();
+    let second = found.iter().flat_map(|(_, s)| s.iter().copied()).collect();
+    (first, second)
 }
 
 /// Each new `W` member removes one unresolved child from each same-level
