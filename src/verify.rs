@@ -92,8 +92,12 @@ pub fn verify(
 /// Recomputes every value of level `n` (already in `solved`).
 pub fn check_level(rules: &Rules, n: u32, solved: &SolvedLevels, histogram_ok: bool) -> LevelCheck {
     let index = LevelIndex::new(rules.pits(), n);
-    let (mismatches, first_mismatch) = mismatches(&index, |pos| {
-        (solved.value(pos), recomputed_value(rules, pos, solved))
+    let stored = solved.level(n);
+    let (mismatches, first_mismatch) = mismatches(&index, |at, pos| {
+        (
+            stored[at as usize] as i32,
+            recomputed_value(rules, pos, solved),
+        )
     });
     LevelCheck {
         level: n,
@@ -167,7 +171,7 @@ pub fn check_forced_level(
     histogram_ok: bool,
 ) -> LevelCheck<Bounds> {
     let index = LevelIndex::new(rules.pits(), n);
-    let (mismatches, first_mismatch) = mismatches(&index, |pos| {
+    let (mismatches, first_mismatch) = mismatches(&index, |_, pos| {
         (solved.bounds(pos), recomputed_bounds(rules, pos, solved))
     });
     LevelCheck {
@@ -207,11 +211,12 @@ fn recomputed_value(rules: &Rules, pos: &Position, solved: &SolvedLevels) -> i32
     }
 }
 
-/// Compares `(stored, recomputed) = pair(position)` over every position of a
-/// level, in parallel: the number that differ and the first one found.
+/// Compares `(stored, recomputed) = pair(index, position)` over every
+/// position of a level, in parallel: the number that differ and the first
+/// one found.
 fn mismatches<T: PartialEq + Send>(
     index: &LevelIndex,
-    pair: impl Fn(&Position) -> (T, T) + Sync,
+    pair: impl Fn(u64, &Position) -> (T, T) + Sync,
 ) -> (u64, Option<(Position, T, T)>) {
     const CHUNK: u64 = 1 << 14;
     let chunks = index.count().div_ceil(CHUNK);
@@ -225,7 +230,7 @@ fn mismatches<T: PartialEq + Send>(
                 if at > first {
                     index::advance(&mut pos);
                 }
-                let (stored, expected) = pair(&pos);
+                let (stored, expected) = pair(at, &pos);
                 if stored != expected {
                     bad.0 += 1;
                     bad.1.get_or_insert((pos, stored, expected));
