@@ -184,6 +184,14 @@ fn probes(c: &mut Criterion) {
                 .len()
         })
     });
+    // What `query -` asks for each line: the value and every move's value.
+    group.bench_function("values_and_moves/batched_100k", |b| {
+        b.iter(|| {
+            tb.values_and_moves(black_box(&positions))
+                .expect("batch")
+                .len()
+        })
+    });
     group.finish();
 }
 

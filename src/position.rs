@@ -77,23 +77,69 @@ impl Position {
     /// Each row must have exactly `pits` counts; whitespace around numbers is
     /// allowed; nothing is silently repaired.
     pub fn parse(pits: usize, text: &str) -> Result<Self> {
-        let rows: Vec<&str> = text.trim().split('/').collect();
-        if rows.len() != 2 {
+        match Position::parse_plain(pits, text) {
+            Some(pos) => Ok(pos),
+            None => Position::parse_checked(pits, text),
+        }
+    }
+
+    /// The fast path of [`Position::parse`], for batches of millions of
+    /// lines: well-formed text of digits, commas, one slash and ASCII
+    /// spaces or tabs. Anything else (including every error) is left to
+    /// [`Position::parse_checked`], which names the problem.
+    fn parse_plain(pits: usize, text: &str) -> Option<Position> {
+        if !(1..=MAX_PITS).contains(&pits) {
+            return None;
+        }
+        let mut pos = Position::empty(pits);
+        let (mut pit, mut count, mut digits, mut total) = (0usize, 0u32, 0u32, 0u32);
+        let mut spaced = false; // a blank after this field's digits
+        for &b in text.as_bytes() {
+            match b {
+                b'0'..=b'9' if !spaced && digits < 3 => {
+                    count = count * 10 + u32::from(b - b'0');
+                    digits += 1;
+                }
+                b' ' | b'\t' => spaced = digits > 0,
+                b',' | b'/' => {
+                    let row_ends = pit + 1 == pits;
+                    if digits == 0 || pit + 1 >= 2 * pits || row_ends != (b == b'/') {
+                        return None;
+                    }
+                    pos.cells[pit] = count as u8;
+                    total += count;
+                    (pit, count, digits, spaced) = (pit + 1, 0, 0, false);
+                }
+                _ => return None,
+            }
+        }
+        if digits == 0 || pit + 1 != 2 * pits {
+            return None;
+        }
+        pos.cells[pit] = count as u8;
+        (total + count <= MAX_STONES).then_some(pos)
+    }
+
+    /// [`Position::parse`] with a precise error for every malformed text.
+    fn parse_checked(pits: usize, text: &str) -> Result<Self> {
+        let mut rows = text.trim().split('/');
+        let (Some(mover), Some(opponent), None) = (rows.next(), rows.next(), rows.next()) else {
             return Err(Error::Notation(format!(
                 "'{text}': expected two rows separated by one '/', e.g. {}",
                 Position::start(pits.clamp(1, MAX_PITS), 4).expect("valid start")
             )));
-        }
-        let mut counts = Vec::with_capacity(2 * pits);
-        for (side, row) in ["mover's", "opponent's"].iter().zip(&rows) {
-            let fields: Vec<&str> = row.split(',').collect();
-            if fields.len() != pits {
+        };
+        // Batches parse millions of lines: no allocation unless it fails.
+        let mut counts = [0u32; 2 * MAX_PITS];
+        let mut filled = 0;
+        for (side, row) in [("mover's", mover), ("opponent's", opponent)] {
+            let fields = row.split(',').count();
+            if fields != pits {
                 return Err(Error::Notation(format!(
-                    "'{text}': the {side} row has {} pits, expected {pits}",
-                    fields.len()
+                    "'{text}': the {side} row has {fields} pits, expected {pits}"
                 )));
             }
-            for field in fields {
+            for field in row.split(',') {
                 let field = field.trim();
                 if field.is_empty() {
                     return Err(Error::Notation(format!(
@@ -110,10 +156,13 @@ impl Position {
                             "'{text}': '{field}' in the {side} row is not a stone count"
                         ))
                     })?;
-                counts.push(count);
+                if let Some(slot) = counts.get_mut(filled) {
+                    *slot = count;
+                }
+                filled += 1;
             }
         }
-        Position::from_counts(pits, &counts)
+        Position::from_counts(pits, &counts[..filled.min(2 * MAX_PITS)])
     }
 
     /// Pits per side (`P`).
@@ -205,19 +254,36 @@ pub fn pit_letter(i: usize) -> char {
     (b'a' + i as u8) as char
 }
 
+impl Position {
+    /// Appends the RULES.md notation to `out`: the batch form of `Display`,
+    /// without the formatting machinery (batches print millions).
+    pub fn write_notation(&self, out: &mut String) {
+        let p = self.pits();
+        for (i, &c) in self.cells().iter().enumerate() {
+            if i == p {
+                out.push('/');
+            } else if i > 0 {
+                out.push(',');
+            }
+            push_decimal(out, c as u32);
+        }
+    }
+}
+
+/// Appends `n` in decimal.
+pub fn push_decimal(out: &mut String, n: u32) {
+    if n >= 10 {
+        push_decimal(out, n / 10);
+    }
+    out.push((b'0' + (n % 10) as u8) as char);
+}
+
 impl fmt::Display for Position {
     /// The RULES.md notation, which [`Position::parse`] reads back.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let p = self.pits();
-        for (i, c) in self.cells().iter().enumerate() {
-            if i == p {
-                f.write_str("/")?;
-            } else if i > 0 {
-                f.write_str(",")?;
-            }
-            write!(f, "{c}")?;
-        }
-        Ok(())
+        let mut text = String::with_capacity(4 * self.cells().len());
+        self.write_notation(&mut text);
+        f.write_str(&text)
     }
 }
 
@@ -238,5 +304,39 @@ impl FromStr for Position {
             .map(|row| row.split(',').count())
             .unwrap_or(0);
         Position::parse(pits, text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(5000))]
+
+        /// The fast path accepts only what the checked parser accepts, and
+        /// reads it the same.
+        #[test]
+        fn the_fast_path_agrees_with_the_checked_parser(
+            pits in 1usize..=8,
+            text in "[0-9 ,/\t]{0,40}",
+        ) {
+            if let Some(fast) = Position::parse_plain(pits, &text) {
+                prop_assert_eq!(Position::parse_checked(pits, &text).ok(), Some(fast));
+            }
+        }
+
+        /// Every position's notation takes the fast path.
+        #[test]
+        fn notation_takes_the_fast_path(
+            pits in 1usize..=8,
+            counts in proptest::collection::vec(0u32..20, 16),
+        ) {
+            let pos = Position::from_counts(pits, &counts[..2 * pits]).unwrap();
+            prop_assert_eq!(Position::parse_plain(pits, &pos.to_string()), Some(pos));
+            let spaced = pos.to_string().replace(',', " , ").replace('/', "\t/ ");
+            prop_assert_eq!(Position::parse_plain(pits, &spaced), Some(pos));
+        }
     }
 }

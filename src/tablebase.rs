@@ -18,17 +18,47 @@ use crate::table::{level_file_name, Cycles, Table, DEFAULT_BLOCK_SIZE};
 /// Memory for decoded blocks that [`Tablebase::open`] sets aside.
 pub const DEFAULT_CACHE_BYTES: usize = 32 << 20;
 
-/// One probe of a batch: level and block (level in the top 16 bits), offset
-/// in the block, the caller's slot, and the stored symbols once read.
-#[derive(Clone, Copy)]
+/// One probe of a batch: where it reads (see [`Probe::key`]), the caller's
+/// slot, and the stored symbols once read.
+#[derive(Clone, Copy, Default)]
 struct Probe {
-    block: u64,
-    offset: u16,
+    key: u64,
     slot: u32,
     symbols: [i8; 2],
 }
 
-const BLOCK_MASK: u64 = (1 << 48) - 1;
+impl Probe {
+    /// Bits of the key for the block within its level: far more blocks than
+    /// any disk holds.
+    const BLOCK_BITS: u32 = 40;
+
+    /// Level, block and offset packed into one integer in that order, so
+    /// that a batch sorts by a plain integer key.
+    fn key(level: u32, block: u64, offset: usize) -> u64 {
+        assert!(
+            block < 1 << Self::BLOCK_BITS,
+            "block {block} out of key range"
+        );
+        (level as u64) << (Self::BLOCK_BITS + 16) | block << 16 | offset as u64
+    }
+
+    /// The level and block of the probe, as one integer.
+    fn block_key(&self) -> u64 {
+        self.key >> 16
+    }
+
+    fn level(&self) -> u32 {
+        (self.key >> (Self::BLOCK_BITS + 16)) as u32
+    }
+
+    fn block(&self) -> u64 {
+        self.block_key() & ((1 << Self::BLOCK_BITS) - 1)
+    }
+
+    fn offset(&self) -> usize {
+        (self.key & 0xffff) as usize
+    }
+}
 
 /// Decoded blocks, least recently used evicted first, keyed by (level,
 /// block).
@@ -189,12 +219,10 @@ impl Tablebase {
         positions: &[Position],
     ) -> Result<Vec<(Bounds, Vec<MoveBounds>)>> {
         self.expect_cycles(Cycles::Forced)?;
-        let bounds_of = |probes: &[Position]| {
-            self.symbols_many(probes)?
-                .into_iter()
-                .zip(probes)
-                .map(|((n, symbols), pos)| self.level(n)?.bounds_from(&symbols, index::rank(pos)))
-                .collect::<Result<Vec<Bounds>>>()
+        let bounds_of = |probe: &Probe| {
+            let table = self.level(probe.level())?;
+            let at = probe.block() * table.header().block_size as u64 + probe.offset() as u64 / 2;
+            table.bounds_from(&probe.symbols, at)
         };
         let (bounds, moves) =
             self.probe_with_children(positions, true, bounds_of, |m, child| MoveBounds {
@@ -225,115 +253,166 @@ impl Tablebase {
     /// flush it).
     pub fn values(&self, positions: &[Position]) -> Result<Vec<i32>> {
         self.expect_cycles(Cycles::Even)?;
-        Ok(self
-            .symbols_many(positions)?
-            .into_iter()
-            .map(|(_, symbols)| symbols[0] as i32)
-            .collect())
-    }
-
-    /// The level and stored symbols (the first one only for even tables) of
-    /// many positions, in order, probed in batches as [`Tablebase::values`].
-    fn symbols_many(&self, positions: &[Position]) -> Result<Vec<(u32, [i8; 2])>> {
-        let width = self.cycles.symbols_per_position();
         let mut probes: Vec<Probe> = positions
             .par_iter()
             .enumerate()
-            .map(|(slot, pos)| {
-                self.locate(pos).map(|(level, block, offset)| Probe {
-                    block: (level as u64) << 48 | block,
-                    offset: offset as u16,
-                    slot: slot as u32,
-                    symbols: [0; 2],
-                })
-            })
+            .map(|(slot, pos)| self.probe_of(pos, slot))
             .collect::<Result<_>>()?;
-        probes.par_sort_unstable_by_key(|p| (p.block, p.offset));
-        // Each group of probes into one block is filled in place: no
-        // allocation per block.
+        self.fill(&mut probes)?;
+        let mut values = vec![0; positions.len()];
+        for probe in &probes {
+            values[probe.slot as usize] = probe.symbols[0] as i32;
+        }
+        Ok(values)
+    }
+
+    /// The unread probe of `pos`, answering slot `slot` of a batch.
+    fn probe_of(&self, pos: &Position, slot: usize) -> Result<Probe> {
+        let (level, block, offset) = self.locate(pos)?;
+        Ok(Probe {
+            key: Probe::key(level, block, offset),
+            slot: slot as u32,
+            symbols: [0; 2],
+        })
+    }
+
+    /// Reads the stored symbols of every probe (the first one only for even
+    /// tables). Sorts the probes by where they read, and decodes each block
+    /// once, up to its last probe, filling its probes in place: no
+    /// allocation per block.
+    fn fill(&self, probes: &mut [Probe]) -> Result<()> {
+        let width = self.cycles.symbols_per_position();
+        probes.par_sort_unstable_by_key(|p| p.key);
         probes
-            .par_chunk_by_mut(|a, b| a.block == b.block)
+            .par_chunk_by_mut(|a, b| a.block_key() == b.block_key())
             .try_for_each_init(Vec::new, |buffer, group| {
-                let (level, block) = ((group[0].block >> 48) as u32, group[0].block & BLOCK_MASK);
-                buffer.resize(group[group.len() - 1].offset as usize + width, 0);
-                self.level(level)?.decode_prefix(block, buffer)?;
+                let last = group[group.len() - 1];
+                buffer.resize(last.offset() + width, 0);
+                self.level(last.level())?
+                    .decode_prefix(last.block(), buffer)?;
                 for probe in group.iter_mut() {
-                    let at = probe.offset as usize;
+                    let at = probe.offset();
                     probe.symbols[..width].copy_from_slice(&buffer[at..at + width]);
                 }
-                Ok::<(), Error>(())
-            })?;
-        let mut symbols = vec![(0u32, [0i8; 2]); positions.len()];
-        for probe in &probes {
-            symbols[probe.slot as usize] = ((probe.block >> 48) as u32, probe.symbols);
-        }
-        Ok(symbols)
+                Ok(())
+            })
     }
 
     /// [`Tablebase::move_values`] of many positions, in order, with every
     /// child probed in one [`Tablebase::values`] batch; fails like it.
     pub fn move_values_many(&self, positions: &[Position]) -> Result<Vec<Vec<MoveValue>>> {
-        Ok(self.probe_many_values(positions, false)?.1)
-    }
-
-    /// The value and the move values of many positions, in order: one
-    /// [`Tablebase::values`] batch for the positions and all their children.
-    pub fn values_and_moves(&self, positions: &[Position]) -> Result<Vec<(i32, Vec<MoveValue>)>> {
-        let (values, moves) = self.probe_many_values(positions, true)?;
-        Ok(values.into_iter().zip(moves).collect())
-    }
-
-    /// Values of every child of `positions` (and of the positions
-    /// themselves if `own`), with each move's value.
-    fn probe_many_values(
-        &self,
-        positions: &[Position],
-        own: bool,
-    ) -> Result<(Vec<i32>, Vec<Vec<MoveValue>>)> {
-        self.probe_with_children(
+        self.expect_cycles(Cycles::Even)?;
+        let (_, moves) = self.probe_with_children(
             positions,
-            own,
-            |probes| self.values(probes),
+            false,
+            |probe| Ok(probe.symbols[0] as i32),
             |m, child| MoveValue {
                 pit: m.pit,
                 value: m.value_given_child(child),
             },
-        )
+        )?;
+        Ok(moves)
+    }
+
+    /// The value and the move values of many positions, in order, from one
+    /// [`Tablebase::values`] batch of all their children. A position's own
+    /// value is not read: it is the best of its moves' values (the table
+    /// holds the fixpoint of RULES.md's recursion, endless play included:
+    /// a position worth 0 by the even split has a move worth 0 and none
+    /// worth more), or its terminal value.
+    pub fn values_and_moves(&self, positions: &[Position]) -> Result<Vec<(i32, Vec<MoveValue>)>> {
+        let moves = self.move_values_many(positions)?;
+        // The positions' own tables are opened, and so checked, although
+        // no value is read from them. Covered levels are at most
+        // `MAX_LEVEL` (127).
+        let levels = positions
+            .par_iter()
+            .map(|pos| 1u128 << pos.stones())
+            .reduce(|| 0, |a, b| a | b);
+        for n in (0..128).filter(|n| levels >> n & 1 == 1) {
+            self.level(n)?;
+        }
+        Ok(positions
+            .par_iter()
+            .zip(moves)
+            .map(|(pos, moves)| {
+                let best = moves.iter().map(|m| m.value).max();
+                let value = best.unwrap_or_else(|| match self.rules.successors(pos) {
+                    Successors::Terminal(value) => value,
+                    Successors::Moves(_) => unreachable!("a position with moves has move values"),
+                });
+                (value, moves)
+            })
+            .collect())
     }
 
     /// Answers every child of `positions` (and the positions themselves,
-    /// first, if `own`) with one `probe` batch, and pairs each legal move
+    /// first, if `own`) from one batch of probes, and pairs each legal move
     /// with its child's answer through `per_move`: the answers of the
     /// positions, and per position its moves' results in pit order.
     fn probe_with_children<T: Copy + Send + Sync, M: Send>(
         &self,
         positions: &[Position],
         own: bool,
-        probe: impl Fn(&[Position]) -> Result<Vec<T>>,
+        answer: impl Fn(&Probe) -> Result<T> + Sync,
         per_move: impl Fn(&Move, T) -> M + Sync,
     ) -> Result<(Vec<T>, Vec<Vec<M>>)> {
         /// Positions per unit of parallel work; children are gathered per
         /// chunk so that no per-position move list is kept.
         const CHUNK: usize = 4096;
         positions.par_iter().try_for_each(|pos| self.check(pos))?;
-        let children_of = |chunk: &[Position]| {
-            let mut children = Vec::with_capacity(chunk.len() * self.rules.pits());
-            for pos in chunk {
-                self.rules.for_each_move(pos, |m| children.push(m.child));
-            }
-            children
-        };
-        let per_chunk: Vec<Vec<Position>> = positions.par_chunks(CHUNK).map(children_of).collect();
         let own_count = if own { positions.len() } else { 0 };
-        let mut probes =
-            Vec::with_capacity(own_count + per_chunk.iter().map(Vec::len).sum::<usize>());
-        probes.extend_from_slice(&positions[..own_count]);
+        let own_probes = positions[..own_count]
+            .par_iter()
+            .enumerate()
+            .map(|(slot, pos)| self.probe_of(pos, slot))
+            .collect::<Result<Vec<Probe>>>()?;
+        // The children go straight to probes (slots are set below).
+        let probes_of_children = |chunk: &[Position]| {
+            let mut probes = Vec::with_capacity(chunk.len() * self.rules.pits());
+            let mut failed = Ok(());
+            for pos in chunk {
+                self.rules
+                    .for_each_move(pos, |m| match self.probe_of(&m.child, 0) {
+                        Ok(probe) => probes.push(probe),
+                        Err(e) => failed = Err(e),
+                    });
+            }
+            failed.map(|()| probes)
+        };
+        let per_chunk = positions
+            .par_chunks(CHUNK)
+            .map(probes_of_children)
+            .collect::<Result<Vec<Vec<Probe>>>>()?;
         let mut chunk_starts = Vec::with_capacity(per_chunk.len());
-        for children in per_chunk {
-            chunk_starts.push(probes.len() - own_count);
-            probes.extend(children);
+        let mut children = 0;
+        for chunk in &per_chunk {
+            chunk_starts.push(children);
+            children += chunk.len();
         }
-        let mut answers = probe(&probes)?;
+        let mut probes = own_probes;
+        probes.resize(own_count + children, Probe::default());
+        // Copy the chunks' probes into place on every core.
+        let mut places = Vec::with_capacity(per_chunk.len());
+        let mut rest = &mut probes[own_count..];
+        for chunk in &per_chunk {
+            let (place, tail) = rest.split_at_mut(chunk.len());
+            places.push(place);
+            rest = tail;
+        }
+        places
+            .into_par_iter()
+            .zip(&per_chunk)
+            .for_each(|(place, chunk)| place.copy_from_slice(chunk));
+        drop(per_chunk);
+        probes[own_count..]
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(i, probe)| probe.slot = (own_count + i) as u32);
+        self.fill(&mut probes)?;
+        probes.par_sort_unstable_by_key(|p| p.slot);
+        let mut answers = probes.par_iter().map(&answer).collect::<Result<Vec<T>>>()?;
+        drop(probes);
         let child_answers = answers.split_off(own_count);
         let moves = positions
             .par_chunks(CHUNK)

@@ -285,6 +285,98 @@ fn query_stdin_text_answers_one_line_each() {
     assert_eq!(lines[2], "4,2,2,0,0,0/0,0,0,0,0,0 +8 -");
 }
 
+/// Runs the binary with `input` on its stdin, written from another thread
+/// so that a large input and a large output cannot block each other.
+fn with_large_stdin(args: &[&str], input: Vec<u8>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mancala-tb"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    out
+}
+
+/// Stdin is read in large pieces: every line of a long input is answered
+/// in order, whether a read cuts it, it ends in CR LF or it is the last
+/// one without a line end; input that is not text is a one-line error.
+#[test]
+fn query_stdin_answers_long_input_in_order() {
+    let (dir, path) = built(6);
+    let tb = Tablebase::open(dir.path(), oware()).unwrap();
+    let positions: Vec<Position> = (0..=6)
+        .rev()
+        .flat_map(|n| {
+            let index = LevelIndex::new(6, n);
+            (0..index.count()).map(move |i| index.unrank(i))
+        })
+        .collect();
+    let mut input = String::new();
+    for (i, pos) in positions.iter().enumerate() {
+        input += &pos.to_string();
+        input += if i % 2 == 0 { "\r\n" } else { "\n" };
+    }
+    input.truncate(input.trim_end().len());
+    let out = with_large_stdin(&["query", "--dir", &path, "-"], input.into_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), positions.len());
+    let values = tb.values(&positions).unwrap();
+    for ((line, pos), value) in lines.iter().zip(&positions).zip(values) {
+        assert!(
+            line.starts_with(&format!("{pos} {value:+} ")),
+            "{line} for {pos}"
+        );
+    }
+    let bad = with_large_stdin(
+        &["query", "--dir", &path, "-"],
+        b"1,0,0,0,0,0/0,0,0,0,0,1\n\xff\xfe\n".to_vec(),
+    );
+    assert!(!bad.status.success());
+    let err = stderr(&bad);
+    assert!(err.contains("not UTF-8"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+/// A program that writes one position and waits gets its answer before it
+/// writes the next: `query -` can be driven line by line.
+#[test]
+fn query_stdin_answers_each_line_as_it_comes() {
+    use std::io::{BufRead, BufReader};
+    let (_dir, path) = built(4);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mancala-tb"))
+        .args(["query", "--dir", &path, "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (answers, received) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            answers.send(line.unwrap()).unwrap();
+        }
+    });
+    let wait = std::time::Duration::from_secs(20);
+    for text in ["1,0,0,0,0,0/0,0,0,0,0,1", "2,0,0,0,0,0/0,1,0,0,0,1"] {
+        writeln!(stdin, "{text}").unwrap();
+        stdin.flush().unwrap();
+        let answer = received
+            .recv_timeout(wait)
+            .expect("an answer while stdin is open");
+        assert!(answer.starts_with(text), "{answer}");
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
 #[test]
 fn query_errors_are_one_line_on_stderr() {
     let (_dir, path) = built(6);

@@ -55,7 +55,20 @@ fn some_position(pits: usize, n: u32) -> Position {
 /// Checks every probe of `tb` against the in-memory solution.
 fn assert_tablebase_matches(tb: &Tablebase, rules: &Rules, solved: &SolvedLevels, max: u32) {
     for n in 0..=max {
-        for pos in level_positions(rules.pits(), n) {
+        // The batch answers (which derive a position's value from its
+        // moves') agree with the solver too.
+        let positions = level_positions(rules.pits(), n);
+        let batch = tb.values_and_moves(&positions).unwrap();
+        for (pos, (value, moves)) in positions.iter().zip(batch) {
+            assert_eq!(
+                value,
+                solved.value(pos),
+                "{} {pos}: batch value",
+                rules.id()
+            );
+            assert_eq!(moves, tb.move_values(pos).unwrap(), "{pos}: batch moves");
+        }
+        for pos in positions {
             let expected = solved.value(&pos);
             assert_eq!(tb.value(&pos).unwrap(), expected, "{} {pos}", rules.id());
             let moves = tb.move_values(&pos).unwrap();
