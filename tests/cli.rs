@@ -59,6 +59,12 @@ fn fails(args: &[&str]) -> String {
 
 /// Runs the binary with `input` on its stdin.
 fn with_stdin(args: &[&str], input: &str) -> Output {
+    with_stdin_bytes(args, input.as_bytes().to_vec())
+}
+
+/// Runs the binary with `input` on its stdin, written from another thread
+/// so that a large input and a large output cannot block each other.
+fn with_stdin_bytes(args: &[&str], input: Vec<u8>) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_mancala-tb"))
         .args(args)
         .stdin(Stdio::piped())
@@ -66,13 +72,14 @@ fn with_stdin(args: &[&str], input: &str) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().unwrap();
+    // A command that fails early may close its stdin before reading it all.
+    if let Err(e) = writer.join().unwrap() {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+    }
+    out
 }
 
 /// Builds oware-6 levels 0..=`stones` into a fresh directory with the CLI.
@@ -285,23 +292,6 @@ fn query_stdin_text_answers_one_line_each() {
     assert_eq!(lines[2], "4,2,2,0,0,0/0,0,0,0,0,0 +8 -");
 }
 
-/// Runs the binary with `input` on its stdin, written from another thread
-/// so that a large input and a large output cannot block each other.
-fn with_large_stdin(args: &[&str], input: Vec<u8>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mancala-tb"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || stdin.write_all(&input));
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
-    out
-}
-
 /// Stdin is read in large pieces: every line of a long input is answered
 /// in order, whether a read cuts it, it ends in CR LF or it is the last
 /// one without a line end; input that is not text is a one-line error.
@@ -322,7 +312,7 @@ fn query_stdin_answers_long_input_in_order() {
         input += if i % 2 == 0 { "\r\n" } else { "\n" };
     }
     input.truncate(input.trim_end().len());
-    let out = with_large_stdin(&["query", "--dir", &path, "-"], input.into_bytes());
+    let out = with_stdin_bytes(&["query", "--dir", &path, "-"], input.into_bytes());
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();
@@ -334,7 +324,7 @@ fn query_stdin_answers_long_input_in_order() {
             "{line} for {pos}"
         );
     }
-    let bad = with_large_stdin(
+    let bad = with_stdin_bytes(
         &["query", "--dir", &path, "-"],
         b"1,0,0,0,0,0/0,0,0,0,0,1\n\xff\xfe\n".to_vec(),
     );
