@@ -402,7 +402,7 @@ fn write_answers(
 fn write_answer(format: Format, analysis: &Result<Analysis>, text: &str, out: &mut String) {
     use std::fmt::Write as _;
     match (analysis, format) {
-        (Ok(a), Format::Json) => out.push_str(&a.to_json().to_string()),
+        (Ok(a), Format::Json) => a.write_json(out),
         (Ok(a), Format::Line) => a.write_line(out),
         (Ok(a), Format::Board) => {
             out.push_str(&a.to_text());
@@ -503,6 +503,26 @@ fn send_piece(pieces: &std::sync::mpsc::SyncSender<Result<String>>, bytes: Vec<u
     let piece = String::from_utf8(bytes).context("cannot read stdin: not UTF-8 text");
     let failed = piece.is_err();
     pieces.send(piece).is_ok() && !failed
+}
+
+/// The JSON of an even table's answer, fields in this order.
+#[derive(serde::Serialize)]
+struct ValueJson {
+    position: String,
+    rules: &'static str,
+    pits: usize,
+    stones: u32,
+    value: i32,
+    terminal: bool,
+    moves: Vec<MoveJson>,
+}
+
+/// One move in [`ValueJson`].
+#[derive(serde::Serialize)]
+struct MoveJson {
+    #[serde(rename = "move")]
+    letter: char,
+    value: i32,
 }
 
 /// One answered query.
@@ -606,52 +626,66 @@ impl Analysis {
         self.position.stones()
     }
 
-    fn to_json(&self) -> Json {
-        let mut answer = json!({
-            "position": self.position.to_string(),
-            "rules": self.rules.variant().name(),
-            "pits": self.rules.pits(),
-            "stones": self.stones(),
-        });
-        let fields = match &self.answer {
-            Answer::Value { value, moves } => {
-                let moves: Vec<Json> = moves
+    /// Appends the JSON object of the answer (one line).
+    fn write_json(&self, out: &mut String) {
+        let json = match &self.answer {
+            // Typed, not built as a `Json` map: batches print millions.
+            Answer::Value { value, moves } => serde_json::to_string(&ValueJson {
+                position: self.position.to_string(),
+                rules: self.rules.variant().name(),
+                pits: self.rules.pits(),
+                stones: self.stones(),
+                value: *value,
+                terminal: self.terminal(),
+                moves: moves
                     .iter()
-                    .map(|m| json!({"move": m.letter().to_string(), "value": m.value}))
-                    .collect();
-                json!({"value": value, "terminal": self.terminal(), "moves": moves})
-            }
+                    .map(|m| MoveJson {
+                        letter: m.letter(),
+                        value: m.value,
+                    })
+                    .collect(),
+            })
+            .expect("plain data serializes"),
             Answer::Forced {
                 bounds,
                 moves,
                 captured,
-            } => {
-                let bounds_json = |b: &Bounds| {
-                    json!({
-                        "forced_mover": b.mover,
-                        "forced_opponent": b.opponent,
-                        "verdict": b.verdict(self.stones(), *captured).name(),
-                    })
-                };
-                let moves: Vec<Json> = moves
-                    .iter()
-                    .map(|m| {
-                        let mut j = json!({"move": m.letter().to_string()});
-                        merge(&mut j, bounds_json(&m.bounds));
-                        j
-                    })
-                    .collect();
-                let mut j = json!({"cycles": "forced", "captured": [captured.0, captured.1]});
-                merge(&mut j, bounds_json(bounds));
-                merge(
-                    &mut j,
-                    json!({"exact": bounds.exact(self.stones()), "terminal": self.terminal(), "moves": moves}),
-                );
-                j
-            }
+            } => self.forced_json(bounds, moves, *captured).to_string(),
         };
-        merge(&mut answer, fields);
-        answer
+        out.push_str(&json);
+    }
+
+    /// The JSON object of a forced-bounds answer.
+    fn forced_json(&self, bounds: &Bounds, moves: &[MoveBounds], captured: (u32, u32)) -> Json {
+        let bounds_json = |b: &Bounds| {
+            json!({
+                "forced_mover": b.mover,
+                "forced_opponent": b.opponent,
+                "verdict": b.verdict(self.stones(), captured).name(),
+            })
+        };
+        let moves: Vec<Json> = moves
+            .iter()
+            .map(|m| {
+                let mut j = json!({"move": m.letter().to_string()});
+                merge(&mut j, bounds_json(&m.bounds));
+                j
+            })
+            .collect();
+        let mut j = json!({
+            "position": self.position.to_string(),
+            "rules": self.rules.variant().name(),
+            "pits": self.rules.pits(),
+            "stones": self.stones(),
+            "cycles": "forced",
+            "captured": [captured.0, captured.1],
+        });
+        merge(&mut j, bounds_json(bounds));
+        merge(
+            &mut j,
+            json!({"exact": bounds.exact(self.stones()), "terminal": self.terminal(), "moves": moves}),
+        );
+        j
     }
 
     /// Appends the line for batches: position, value, then each move as
