@@ -11,7 +11,7 @@ use crate::index::LevelIndex;
 use crate::rules::Rules;
 use crate::scratch::{self, Scratch};
 use crate::solver::{self, SolvedLevels, MAX_LEVEL};
-use crate::table::{self, level_file_name, Cycles, Header, Table};
+use crate::table::{self, level_file_name, Cycles, Encoding, Header, Table};
 use crate::tablebase::tables_dir_for;
 
 /// Subdirectory of a rule set's tables holding the build's scratch files.
@@ -37,6 +37,8 @@ pub struct BuildOptions {
     pub force: bool,
     /// Positions per compressed block.
     pub block_size: u32,
+    /// How even tables store their values.
+    pub encoding: Encoding,
     /// Solved levels of at least this many positions are held as mapped
     /// scratch files rather than in memory while higher levels are built.
     pub mapped_min_positions: u64,
@@ -56,6 +58,7 @@ impl BuildOptions {
             cycles: Cycles::Even,
             force: false,
             block_size: table::DEFAULT_BLOCK_SIZE,
+            encoding: Encoding::default(),
             mapped_min_positions: scratch::MAPPED_MIN_POSITIONS,
             checkpoint_every: Some(DEFAULT_CHECKPOINT_EVERY),
         }
@@ -314,12 +317,13 @@ fn build_level(
         dir: dir.join(CHECKPOINT_DIR),
         every,
     });
-    let values = match &checkpoints {
-        Some(c) => solver::solve_level_resumable(rules, n, solved, &progress, c)?,
-        None => solver::solve_level(rules, n, solved, &progress),
-    };
-    let header = Header::for_level(rules, n, &values, options.block_size);
-    let bytes = table::write_table(&dir.join(level_file_name(n)), &header, &values)?;
+    let solution =
+        solver::solve_level_resumable(rules, n, solved, &progress, checkpoints.as_ref())?;
+    let (header, entries) =
+        Header::for_solution(rules, n, &solution, options.encoding, options.block_size);
+    let bytes = table::write_table(&dir.join(level_file_name(n)), &header, &entries)?;
+    drop(entries);
+    let values = solution.values;
     if let Some(c) = &checkpoints {
         c.remove(n);
     }

@@ -153,7 +153,26 @@ impl Model {
         self.freqs[ctx * self.symbols + s] as u32
     }
 
-    /// Codes one block. Every value must have been seen by [`Model::fit`]
+    /// Per context and symbol `s`, the likeliest symbol at most `s` (the
+    /// largest of equally likely ones; `s` itself if the context has seen
+    /// none of them).
+    fn likeliest_at_most(&self) -> Vec<u8> {
+        let mut table = vec![0u8; (self.symbols + 1) * self.symbols];
+        for ctx in 0..=self.symbols {
+            let mut best: Option<usize> = None;
+            for s in 0..self.symbols {
+                if self.freq(ctx, s) > 0
+                    && best.is_none_or(|b| self.freq(ctx, s) >= self.freq(ctx, b))
+                {
+                    best = Some(s);
+                }
+                table[ctx * self.symbols + s] = best.unwrap_or(s) as u8;
+            }
+        }
+        table
+    }
+
+    /// Codes one block. Every value must have been seen by [`Model::fit`]    /// Codes one block. Every value must have been seen by [`Model::fit`]
     /// in the same context.
     ///
     /// Two rANS states alternate (even positions use the first, odd ones
@@ -216,6 +235,43 @@ impl Model {
             freq_start,
         }
     }
+}
+
+/// The symbols to store for `values`, coded in blocks of `block_size`,
+/// when a position marked `free` may store any value at most its own: the
+/// value the order-1 model finds likeliest after the symbol stored before
+/// it. Two rounds of fitting the model and choosing: the first fits the
+/// values themselves, the second what the first chose. Values that are not
+/// free are kept.
+pub fn lower_free_values(values: &[i8], free: &[bool], block_size: usize) -> Vec<i8> {
+    let mut stored = values.to_vec();
+    for _ in 0..2 {
+        let model = Model::fit(&stored, block_size);
+        let likeliest = model.likeliest_at_most();
+        let symbols = model.symbols;
+        stored
+            .par_chunks_mut(block_size)
+            .zip(values.par_chunks(block_size))
+            .zip(free.par_chunks(block_size))
+            .for_each(|((stored, values), free)| {
+                let mut ctx = symbols;
+                for ((stored, &value), &free) in stored.iter_mut().zip(values).zip(free) {
+                    // Every value is at least the model's smallest (each
+                    // is at least what the last round stored for it); a
+                    // free one may exceed the largest, and then takes a
+                    // symbol at most the largest.
+                    let s = (value as i32 - model.min as i32) as usize;
+                    let chosen = if free {
+                        likeliest[ctx * symbols + s.min(symbols - 1)] as usize
+                    } else {
+                        s
+                    };
+                    *stored = (model.min as i32 + chosen as i32) as i8;
+                    ctx = chosen;
+                }
+            });
+    }
+    stored
 }
 
 /// Scales counts to frequencies summing to [`PROB_SCALE`], every non-zero

@@ -16,7 +16,7 @@ mod cli;
 use mancala_tb::build::{self, BuildObserver, BuildOptions, LevelReport};
 use mancala_tb::forced::Bounds;
 use mancala_tb::position::push_decimal;
-use mancala_tb::table::{level_file_name, Cycles, Table};
+use mancala_tb::table::{level_file_name, Cycles, Encoding, Table};
 use mancala_tb::tablebase::{dir_name, rule_sets, tables_dir_for};
 use mancala_tb::verify::{self, LevelCheck};
 use mancala_tb::{MoveBounds, MoveValue, Position, Rules, Tablebase, Variant};
@@ -76,6 +76,16 @@ fn parse_cycles(name: &str) -> Result<Cycles, String> {
     Cycles::from_name(name).map_err(|e| e.to_string())
 }
 
+fn parse_encoding(name: &str) -> Result<Encoding, String> {
+    match name {
+        "compact" => Ok(Encoding::Compact),
+        "full" => Ok(Encoding::Full),
+        _ => Err(format!(
+            "unknown encoding '{name}' (expected compact or full)"
+        )),
+    }
+}
+
 /// `MOVER,OPPONENT`: stones already captured by each side.
 fn parse_captured(text: &str) -> Result<(u32, u32), String> {
     let bad = || format!("'{text}' is not MOVER,OPPONENT (two counts of captured stones)");
@@ -104,6 +114,11 @@ struct BuildArgs {
     /// Rebuild levels whose files are already present and valid.
     #[arg(long)]
     force: bool,
+    /// How even tables store values: `compact` (oware family: a position
+    /// whose value a capture gives stores a cheaper entry, restored at probe
+    /// time; a fifth smaller) or `full` (every value; fastest batches).
+    #[arg(long, default_value = "compact", value_parser = parse_encoding)]
+    encoding: Encoding,
     /// Save a long level's progress this often (minutes; 0 = never), so a
     /// killed build resumes inside the level.
     #[arg(long, default_value_t = 10)]
@@ -287,6 +302,7 @@ fn run_build(args: BuildArgs) -> Result<bool> {
     let mut options = BuildOptions::new(&args.dir, rules, args.stones);
     options.force = args.force;
     options.cycles = args.cycles;
+    options.encoding = args.encoding;
     options.checkpoint_every = (args.checkpoint_minutes > 0)
         .then(|| std::time::Duration::from_secs(60 * args.checkpoint_minutes));
     out!(
@@ -905,7 +921,8 @@ fn run_info(args: InfoArgs) -> Result<bool> {
                     "file": path.display().to_string(),
                     "rules": h.variant, "pits": h.pits, "empty_capture": h.empty_capture, "cycles": h.cycles,
                     "level": h.level, "positions": h.positions, "bytes": table.bytes(),
-                    "bits_per_position": bits, "block_size": h.block_size, "checksum": checksum,
+                    "bits_per_position": bits, "block_size": h.block_size,
+                    "value_encoding": h.value_encoding, "checksum": checksum,
                     "histogram": histogram, "exact": exact, "exact_share": exact_share,
                 })
             );

@@ -55,15 +55,18 @@ impl Scratch {
         Ok(())
     }
 
-    /// Appends the level stored in `table` to `solved`, decoding it.
+    /// Appends the level stored in `table` to `solved`, decoding it and
+    /// restoring the values it left to its reader (from the levels below,
+    /// which `solved` holds).
     pub fn hold_table(&self, solved: &mut SolvedLevels, table: &Table) -> Result<()> {
         let header = table.header();
         if header.positions < self.mapped_min_positions {
-            solved.push(table.decode_all()?);
+            let values = table.decode_values(solved)?;
+            solved.push(values);
             return Ok(());
         }
         let mut map = self.new_level_file(header.level, header.positions as usize)?;
-        table.decode_into(bytemuck::cast_slice_mut(&mut map[..]))?;
+        table.decode_values_into(bytemuck::cast_slice_mut(&mut map[..]), solved)?;
         solved.push_mapped(self.read_only(header.level, map)?);
         Ok(())
     }

@@ -60,6 +60,9 @@ const FRONTIER_PIECE: usize = if cfg!(debug_assertions) {
 };
 /// Set in a position's flag byte once its value is decided.
 const DECIDED: u8 = 0x80;
+/// Set with [`DECIDED`] when the value decided is the best exit's (the
+/// counter of same-level children stays below it).
+const EXIT_BEST: u8 = 0x40;
 
 /// The most stones a level may have: values are stored as `i8`.
 pub const MAX_LEVEL: u32 = 127;
@@ -157,21 +160,34 @@ pub fn solve_level(
     lower: &SolvedLevels,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Vec<i8> {
-    solve(rules, n, lower, progress, None).expect("without checkpoints nothing can fail")
+    solve(rules, n, lower, progress, None)
+        .expect("without checkpoints nothing can fail")
+        .values
 }
 
-/// Like [`solve_level`], saving the state to `checkpoints.dir` at most every
-/// `checkpoints.every` of solving, and first resuming from a valid
-/// checkpoint of this level if there is one. The checkpoint is left in
-/// place; remove it ([`Checkpoints::remove`]) once the level is stored.
+/// A solved level as the build stores it.
+pub struct LevelSolution {
+    /// The value of every position, in index order.
+    pub values: Vec<i8>,
+    /// Per position, whether its value is that of its best exit (a move
+    /// that leaves the level, or the terminal value): a table may then
+    /// store any lower value in its place (see [`crate::table`]).
+    pub exit_best: Vec<bool>,
+}
+
+/// Like [`solve_level`], and with `checkpoints`, saving the state to
+/// `checkpoints.dir` at most every `checkpoints.every` of solving, and first
+/// resuming from a valid checkpoint of this level if there is one. The
+/// checkpoint is left in place; remove it ([`Checkpoints::remove`]) once the
+/// level is stored.
 pub fn solve_level_resumable(
     rules: &Rules,
     n: u32,
     lower: &SolvedLevels,
     progress: &(dyn Fn(u64) + Sync),
-    checkpoints: &Checkpoints,
-) -> Result<Vec<i8>> {
-    solve(rules, n, lower, progress, Some(checkpoints))
+    checkpoints: Option<&Checkpoints>,
+) -> Result<LevelSolution> {
+    solve(rules, n, lower, progress, checkpoints)
 }
 
 fn solve(
@@ -180,7 +196,7 @@ fn solve(
     lower: &SolvedLevels,
     progress: &(dyn Fn(u64) + Sync),
     checkpoints: Option<&Checkpoints>,
-) -> Result<Vec<i8>> {
+) -> Result<LevelSolution> {
     assert!(n <= MAX_LEVEL, "level {n} is above {MAX_LEVEL}");
     assert_eq!(lower.len(), n as usize, "levels must be solved in order");
     let started = Instant::now();
@@ -212,7 +228,7 @@ fn solve(
         progress,
         checkpoints,
     )?;
-    Ok(state.into_values())
+    Ok(state.into_solution())
 }
 
 /// The working state of the level being solved, two bytes per position.
@@ -231,10 +247,17 @@ impl LevelState {
         }
     }
 
+    /// Decides `value` for position `at`, noting whether it is the value of
+    /// its best exit (still held in `value` until now).
     #[inline]
     fn decide(&self, at: usize, value: i8) {
+        let exit_best = if self.value[at].load(Relaxed) == value {
+            EXIT_BEST
+        } else {
+            0
+        };
         self.value[at].store(value, Relaxed);
-        self.flags[at].store(self.flags[at].load(Relaxed) | DECIDED, Relaxed);
+        self.flags[at].store(self.flags[at].load(Relaxed) | DECIDED | exit_best, Relaxed);
     }
 
     #[inline]
@@ -242,19 +265,25 @@ impl LevelState {
         self.flags[at].load(Relaxed) & DECIDED == 0
     }
 
-    /// The solved values: undecided positions are worth 0 (endless play).
-    fn into_values(self) -> Vec<i8> {
+    /// The solved level: undecided positions are worth 0 (endless play),
+    /// which is their best exit's value if that is 0 too.
+    fn into_solution(self) -> LevelSolution {
         let flags: Vec<u8> = self.flags.into_iter().map(AtomicU8::into_inner).collect();
         let mut values: Vec<i8> = self.value.into_iter().map(AtomicI8::into_inner).collect();
-        values
+        let exit_best = values
             .par_iter_mut()
             .zip(flags.par_iter())
-            .for_each(|(v, &f)| {
-                if f & DECIDED == 0 {
+            .map(|(v, &f)| {
+                if f & DECIDED != 0 {
+                    f & EXIT_BEST != 0
+                } else {
+                    let exit_best = *v == 0;
                     *v = 0;
+                    exit_best
                 }
-            });
-        values
+            })
+            .collect();
+        LevelSolution { values, exit_best }
     }
 }
 
@@ -283,6 +312,27 @@ fn forward_pass(
                 *same.get_mut() = stays;
             }
             progress(exits.len() as u64);
+        });
+}
+
+/// Restores the values a table left out (see [`crate::table`]): `stored`
+/// holds level `n` with each position's entry at most its value, and its
+/// value is the larger of the entry and the best exit (read from `lower`),
+/// or the terminal value.
+pub fn restore_exit_values(rules: &Rules, n: u32, stored: &mut [i8], lower: &SolvedLevels) {
+    let index = LevelIndex::new(rules.pits(), n);
+    stored
+        .par_chunks_mut(CHUNK)
+        .enumerate()
+        .for_each(|(chunk, values)| {
+            let mut pos = index.unrank((chunk * CHUNK) as u64);
+            for (i, value) in values.iter_mut().enumerate() {
+                if i > 0 {
+                    index::advance(&mut pos);
+                }
+                let (best_exit, _) = exits_and_stays(rules, n, &pos, lower);
+                *value = (*value).max(best_exit);
+            }
         });
 }
 

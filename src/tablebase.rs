@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::forced::Bounds;
 use crate::index;
-use crate::position::{pit_letter, Position};
+use crate::position::{pit_letter, Position, MAX_PITS};
 use crate::rules::{Move, Rules, Successors};
 use crate::solver::MAX_LEVEL;
 use crate::table::{level_file_name, Cycles, Table, DEFAULT_BLOCK_SIZE};
@@ -198,8 +198,57 @@ impl Tablebase {
     /// The exact value of `pos` for the player to move (RULES.md).
     pub fn value(&self, pos: &Position) -> Result<i32> {
         self.expect_cycles(Cycles::Even)?;
+        let entry = self.entry(pos)?;
+        self.value_from_entry(pos, entry)
+    }
+
+    /// The entry an even table stores for `pos`: its value, or if the table
+    /// omits exits, at most its value (see [`Header::for_solution`]).
+    fn entry(&self, pos: &Position) -> Result<i32> {
         let (n, block, offset) = self.locate(pos)?;
         Ok(self.symbols_at(n, block, offset, 1)?[0] as i32)
+    }
+
+    /// The value of `pos` from its entry: the entry itself, or where the
+    /// table omits exits, the larger of the entry and the best exit. Exits
+    /// are searched best bound first: a capture is worth at most its gain
+    /// minus its child's entry (entries never exceed values), so once a
+    /// bound is no better than the best value found, the rest are skipped.
+    fn value_from_entry(&self, pos: &Position, entry: i32) -> Result<i32> {
+        if !self.level(pos.stones())?.header().exits_omitted() {
+            return Ok(entry);
+        }
+        let moves = match self.rules.successors(pos) {
+            Successors::Terminal(value) => return Ok(value),
+            Successors::Moves(moves) => moves,
+        };
+        // (bound, move, child's entry) per exit, on the stack: probes are
+        // hot paths.
+        let mut exits = [(0i32, 0usize, 0i32); MAX_PITS];
+        let mut count = 0;
+        for (i, m) in moves.iter().enumerate().filter(|(_, m)| m.gain > 0) {
+            let child_entry = self.entry(&m.child)?;
+            // An extra turn (Kalah) adds the child's value: no bound.
+            let bound = if m.extra_turn {
+                i32::MAX
+            } else {
+                m.value_given_child(child_entry)
+            };
+            exits[count] = (bound, i, child_entry);
+            count += 1;
+        }
+        let exits = &mut exits[..count];
+        exits.sort_unstable_by_key(|&(bound, _, _)| std::cmp::Reverse(bound));
+        let mut best = entry;
+        for &(bound, i, child_entry) in exits.iter() {
+            if bound <= best {
+                break;
+            }
+            let m = &moves[i];
+            let child = self.value_from_entry(&m.child, child_entry)?;
+            best = best.max(m.value_given_child(child));
+        }
+        Ok(best)
     }
 
     /// The forced bounds of `pos` (RULES.md, "Forced bounds"); needs forced
@@ -219,10 +268,16 @@ impl Tablebase {
         positions: &[Position],
     ) -> Result<Vec<(Bounds, Vec<MoveBounds>)>> {
         self.expect_cycles(Cycles::Forced)?;
-        let bounds_of = |probe: &Probe| {
-            let table = self.level(probe.level())?;
-            let at = probe.block() * table.header().block_size as u64 + probe.offset() as u64 / 2;
-            table.bounds_from(&probe.symbols, at)
+        let bounds_of = |positions: &[Position]| {
+            self.read_entries(positions)?
+                .iter()
+                .map(|probe| {
+                    let table = self.level(probe.level())?;
+                    let block_size = table.header().block_size as u64;
+                    let at = probe.block() * block_size + probe.offset() as u64 / 2;
+                    table.bounds_from(&probe.symbols, at)
+                })
+                .collect::<Result<Vec<Bounds>>>()
         };
         let (bounds, moves) =
             self.probe_with_children(positions, true, bounds_of, |m, child| MoveBounds {
@@ -250,20 +305,32 @@ impl Tablebase {
     /// is decoded once, up to the last probe into it, however many of the
     /// positions fall in it, on every core: this is how large batches are
     /// scored. The block cache is left alone (a large batch would only
-    /// flush it).
+    /// flush it). Where tables omit exits, the exits the values need are
+    /// gathered first, so that they are read in the same pass.
     pub fn values(&self, positions: &[Position]) -> Result<Vec<i32>> {
         self.expect_cycles(Cycles::Even)?;
+        positions.par_iter().try_for_each(|pos| self.check(pos))?;
+        let closure = ExitClosure::of(self, positions)?;
+        let entries: Vec<i32> = self
+            .read_entries(&closure.nodes)?
+            .iter()
+            .map(|probe| probe.symbols[0] as i32)
+            .collect();
+        let mut values = closure.values(entries);
+        values.truncate(positions.len());
+        Ok(values)
+    }
+
+    /// The probes of `positions`, read, in the positions' order.
+    fn read_entries(&self, positions: &[Position]) -> Result<Vec<Probe>> {
         let mut probes: Vec<Probe> = positions
             .par_iter()
             .enumerate()
             .map(|(slot, pos)| self.probe_of(pos, slot))
             .collect::<Result<_>>()?;
         self.fill(&mut probes)?;
-        let mut values = vec![0; positions.len()];
-        for probe in &probes {
-            values[probe.slot as usize] = probe.symbols[0] as i32;
-        }
-        Ok(values)
+        probes.par_sort_unstable_by_key(|p| p.slot);
+        Ok(probes)
     }
 
     /// The unread probe of `pos`, answering slot `slot` of a batch.
@@ -305,7 +372,7 @@ impl Tablebase {
         let (_, moves) = self.probe_with_children(
             positions,
             false,
-            |probe| Ok(probe.symbols[0] as i32),
+            |children| self.values(children),
             |m, child| MoveValue {
                 pit: m.pit,
                 value: m.value_given_child(child),
@@ -347,71 +414,38 @@ impl Tablebase {
     }
 
     /// Answers every child of `positions` (and the positions themselves,
-    /// first, if `own`) from one batch of probes, and pairs each legal move
+    /// first, if `own`) with one `probe` batch, and pairs each legal move
     /// with its child's answer through `per_move`: the answers of the
     /// positions, and per position its moves' results in pit order.
     fn probe_with_children<T: Copy + Send + Sync, M: Send>(
         &self,
         positions: &[Position],
         own: bool,
-        answer: impl Fn(&Probe) -> Result<T> + Sync,
+        probe: impl Fn(&[Position]) -> Result<Vec<T>>,
         per_move: impl Fn(&Move, T) -> M + Sync,
     ) -> Result<(Vec<T>, Vec<Vec<M>>)> {
         /// Positions per unit of parallel work; children are gathered per
         /// chunk so that no per-position move list is kept.
         const CHUNK: usize = 4096;
         positions.par_iter().try_for_each(|pos| self.check(pos))?;
-        let own_count = if own { positions.len() } else { 0 };
-        let own_probes = positions[..own_count]
-            .par_iter()
-            .enumerate()
-            .map(|(slot, pos)| self.probe_of(pos, slot))
-            .collect::<Result<Vec<Probe>>>()?;
-        // The children go straight to probes (slots are set below).
-        let probes_of_children = |chunk: &[Position]| {
-            let mut probes = Vec::with_capacity(chunk.len() * self.rules.pits());
-            let mut failed = Ok(());
+        let children_of = |chunk: &[Position]| {
+            let mut children = Vec::with_capacity(chunk.len() * self.rules.pits());
             for pos in chunk {
-                self.rules
-                    .for_each_move(pos, |m| match self.probe_of(&m.child, 0) {
-                        Ok(probe) => probes.push(probe),
-                        Err(e) => failed = Err(e),
-                    });
+                self.rules.for_each_move(pos, |m| children.push(m.child));
             }
-            failed.map(|()| probes)
+            children
         };
-        let per_chunk = positions
-            .par_chunks(CHUNK)
-            .map(probes_of_children)
-            .collect::<Result<Vec<Vec<Probe>>>>()?;
+        let per_chunk: Vec<Vec<Position>> = positions.par_chunks(CHUNK).map(children_of).collect();
+        let own_count = if own { positions.len() } else { 0 };
+        let mut probes =
+            Vec::with_capacity(own_count + per_chunk.iter().map(Vec::len).sum::<usize>());
+        probes.extend_from_slice(&positions[..own_count]);
         let mut chunk_starts = Vec::with_capacity(per_chunk.len());
-        let mut children = 0;
-        for chunk in &per_chunk {
-            chunk_starts.push(children);
-            children += chunk.len();
+        for children in per_chunk {
+            chunk_starts.push(probes.len() - own_count);
+            probes.extend(children);
         }
-        let mut probes = own_probes;
-        probes.resize(own_count + children, Probe::default());
-        // Copy the chunks' probes into place on every core.
-        let mut places = Vec::with_capacity(per_chunk.len());
-        let mut rest = &mut probes[own_count..];
-        for chunk in &per_chunk {
-            let (place, tail) = rest.split_at_mut(chunk.len());
-            places.push(place);
-            rest = tail;
-        }
-        places
-            .into_par_iter()
-            .zip(&per_chunk)
-            .for_each(|(place, chunk)| place.copy_from_slice(chunk));
-        drop(per_chunk);
-        probes[own_count..]
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(i, probe)| probe.slot = (own_count + i) as u32);
-        self.fill(&mut probes)?;
-        probes.par_sort_unstable_by_key(|p| p.slot);
-        let mut answers = probes.par_iter().map(&answer).collect::<Result<Vec<T>>>()?;
+        let mut answers = probe(&probes)?;
         drop(probes);
         let child_answers = answers.split_off(own_count);
         let moves = positions
@@ -584,3 +618,102 @@ pub fn parse_dir_name(name: &str) -> Result<(Rules, Cycles)> {
 
 /// What a forced tables' directory name adds to the rule-set id.
 const FORCED_SUFFIX: &str = "-forced";
+
+/// The positions a batch of exact values reads: the batch's positions,
+/// then round by round the exit children of every position whose table
+/// omits exits (see [`crate::table::Header::for_solution`]), down to levels
+/// that store every value, or positions without exits.
+struct ExitClosure {
+    /// The batch's positions first, then each round's exit children.
+    nodes: Vec<Position>,
+    /// Per round, its exit moves: parent and child node, and the move.
+    rounds: Vec<Vec<ExitEdge>>,
+    /// Terminal nodes of tables that omit exits, with their values.
+    terminals: Vec<(u32, i32)>,
+}
+
+/// What one chunk of a round of an [`ExitClosure`] found: exit moves by
+/// parent node, and terminal nodes with their values.
+#[derive(Default)]
+struct RoundPart {
+    exits: Vec<(u32, Move)>,
+    terminals: Vec<(u32, i32)>,
+}
+
+/// One exit move in an [`ExitClosure`].
+struct ExitEdge {
+    parent: u32,
+    child: u32,
+    exit: Move,
+}
+
+impl ExitClosure {
+    /// The closure of `positions` (which the tables cover).
+    fn of(tb: &Tablebase, positions: &[Position]) -> Result<ExitClosure> {
+        /// Nodes per unit of parallel work.
+        const CHUNK: usize = 4096;
+        let mut closure = ExitClosure {
+            nodes: positions.to_vec(),
+            rounds: Vec::new(),
+            terminals: Vec::new(),
+        };
+        let mut round = 0..positions.len();
+        while !round.is_empty() {
+            let found: Vec<RoundPart> = closure.nodes[round.clone()]
+                .par_chunks(CHUNK)
+                .enumerate()
+                .map(|(chunk, nodes)| {
+                    let first = round.start + chunk * CHUNK;
+                    let mut part = RoundPart::default();
+                    for (i, pos) in nodes.iter().enumerate() {
+                        let node = (first + i) as u32;
+                        if !tb.level(pos.stones())?.header().exits_omitted() {
+                            continue;
+                        }
+                        let terminal = tb.rules.for_each_move(pos, |m| {
+                            if m.gain > 0 {
+                                part.exits.push((node, *m));
+                            }
+                        });
+                        if let Some(value) = terminal {
+                            part.terminals.push((node, value));
+                        }
+                    }
+                    Ok(part)
+                })
+                .collect::<Result<_>>()?;
+            let next = closure.nodes.len();
+            let mut edges = Vec::new();
+            for part in found {
+                closure.terminals.extend(part.terminals);
+                for (parent, m) in part.exits {
+                    edges.push(ExitEdge {
+                        parent,
+                        child: closure.nodes.len() as u32,
+                        exit: m,
+                    });
+                    closure.nodes.push(m.child);
+                }
+            }
+            closure.rounds.push(edges);
+            round = next..closure.nodes.len();
+        }
+        Ok(closure)
+    }
+
+    /// The exact value of every node, from the entries read for them:
+    /// terminal values, then the rounds' exits from the last round up.
+    fn values(&self, mut entries: Vec<i32>) -> Vec<i32> {
+        for &(node, value) in &self.terminals {
+            entries[node as usize] = value;
+        }
+        for edges in self.rounds.iter().rev() {
+            for edge in edges {
+                let exit = edge.exit.value_given_child(entries[edge.child as usize]);
+                let parent = &mut entries[edge.parent as usize];
+                *parent = (*parent).max(exit);
+            }
+        }
+        entries
+    }
+}

@@ -884,3 +884,51 @@ fn play_with_forced_tables_follows_the_tournament_rules() {
     let err = fails(&["play", "--cycles", "forced", "--dir", &path]);
     assert!(err.contains("48 stones on the board"), "{err}");
 }
+
+/// `build --encoding full` stores every value; the default, compact, is
+/// smaller and answers the same; an unknown encoding is refused.
+#[test]
+fn build_encodings_answer_the_same() {
+    let (_compact_dir, compact) = built(8);
+    let full_dir = TempDir::new().unwrap();
+    let full = full_dir.path().to_str().unwrap();
+    ok(&[
+        "build",
+        "--rules",
+        "oware",
+        "--stones",
+        "8",
+        "--dir",
+        full,
+        "--encoding",
+        "full",
+    ]);
+    let encodings = |dir: &str| -> Vec<String> {
+        json_lines(&stdout(&mancala_tb(&["info", "--dir", dir, "--json"])))
+            .iter()
+            .map(|level| level["value_encoding"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(encodings(&compact)
+        .iter()
+        .all(|e| e == "rans-order1-11-exits-omitted"));
+    assert!(encodings(full).iter().all(|e| e == "rans-order1-11"));
+    let positions = "1,0,3,0,2,0/0,2,0,0,0,0\n0,0,0,0,0,3/1,1,2,0,0,0\n2,2,2,0,0,0/0,0,0,0,0,2\n";
+    let answers = |dir: &str| stdout(&with_stdin(&["query", "--dir", dir, "-"], positions));
+    assert_eq!(answers(&compact), answers(full));
+    let bad = mancala_tb(&[
+        "build",
+        "--stones",
+        "2",
+        "--dir",
+        full,
+        "--encoding",
+        "tiny",
+    ]);
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad).contains("unknown encoding 'tiny'"),
+        "{}",
+        stderr(&bad)
+    );
+}
