@@ -165,6 +165,35 @@ fn probes_agree_with_the_in_memory_solver() {
     }
 }
 
+/// The solver's note of which positions take their value from their best
+/// exit agrees with recomputing the best exits from the levels below.
+#[test]
+fn the_solver_marks_exactly_the_positions_worth_their_best_exit() {
+    use mancala_tb::solver::{restore_exit_values, solve_level_resumable};
+    let cases = [
+        (rules(Variant::Oware, 6), 8),
+        (rules(Variant::Awari, 3), 9),
+        (rules(Variant::Wari, 2), 12),
+        (rules(Variant::Kalah, 3), 9),
+    ];
+    for (rules, max) in cases {
+        let mut lower = SolvedLevels::new();
+        for n in 0..=max {
+            let solution = solve_level_resumable(&rules, n, &lower, &|_| {}, None).unwrap();
+            let mut best_exits = vec![i8::MIN; solution.values.len()];
+            restore_exit_values(&rules, n, &mut best_exits, &lower);
+            let expected: Vec<bool> = solution
+                .values
+                .iter()
+                .zip(&best_exits)
+                .map(|(v, e)| v == e)
+                .collect();
+            assert_eq!(solution.exit_best, expected, "{} level {n}", rules.id());
+            lower.push(solution.values);
+        }
+    }
+}
+
 /// Compact tables answer exactly what full ones do, from smaller files;
 /// full tables store every value as it is.
 #[test]
