@@ -172,7 +172,7 @@ impl Model {
         table
     }
 
-    /// Codes one block. Every value must have been seen by [`Model::fit`]    /// Codes one block. Every value must have been seen by [`Model::fit`]
+    /// Codes one block. Every value must have been seen by [`Model::fit`]
     /// in the same context.
     ///
     /// Two rANS states alternate (even positions use the first, odd ones

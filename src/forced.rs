@@ -399,11 +399,8 @@ fn forward_pass(
         .zip(state.flags.par_chunks_mut(CHUNK))
         .enumerate()
         .for_each(|(chunk, ((mover, opponent), flags))| {
-            let mut pos = index.unrank((chunk * CHUNK) as u64);
-            for i in 0..mover.len() {
-                if i > 0 {
-                    index::advance(&mut pos);
-                }
+            let positions = index.positions_from((chunk * CHUNK) as u64);
+            for (i, pos) in positions.take(mover.len()).enumerate() {
                 let (exits, stays) = exits_and_stays(rules, n, &pos, lower);
                 *mover[i].get_mut() = exits.mover;
                 *opponent[i].get_mut() = exits.opponent;
@@ -424,7 +421,7 @@ fn exits_and_stays(rules: &Rules, n: u32, pos: &Position, lower: &ForcedLevels) 
     };
     let mut stays = 0u8;
     let terminal = rules.for_each_move(pos, |m| {
-        if m.gain == 0 {
+        if !m.leaves_level() {
             debug_assert!(!m.extra_turn && m.child.stones() == n);
             stays += 1;
         } else {

@@ -79,6 +79,23 @@ impl LevelIndex {
         rank(pos)
     }
 
+    /// The positions of ranks `first`, `first + 1`, … to the end of the
+    /// level, in order: one unranking, then one [`advance`] a position,
+    /// which is how passes over index ranges walk a level.
+    pub fn positions_from(&self, first: u64) -> impl Iterator<Item = Position> {
+        let mut next = (first < self.count).then(|| self.unrank(first));
+        let mut started = false;
+        std::iter::from_fn(move || {
+            let pos = next.as_mut()?;
+            if started && !advance(pos) {
+                next = None;
+                return None;
+            }
+            started = true;
+            Some(*pos)
+        })
+    }
+
     /// The position of rank `index` (`index < count()`).
     pub fn unrank(&self, mut index: u64) -> Position {
         debug_assert!(index < self.count);

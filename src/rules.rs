@@ -103,6 +103,14 @@ pub struct Move {
 }
 
 impl Move {
+    /// Whether the move leaves its level: it puts stones into the store
+    /// (captures, or Kalah sowing), which is the only way stones leave
+    /// the board. Such a move is an *exit*.
+    #[inline]
+    pub fn leaves_level(&self) -> bool {
+        self.gain > 0
+    }
+
     /// The move's value for the mover, given the value of its child (RULES.md:
     /// `gain − value(child)`, or `gain + value(child)` after an extra turn).
     #[inline]
@@ -600,7 +608,7 @@ impl Rules {
                 debug_assert_eq!(
                     keeps,
                     self.play(&parent, origin)
-                        .is_some_and(|m| m.gain == 0 && !m.extra_turn && m.child == *child),
+                        .is_some_and(|m| !m.leaves_level() && !m.extra_turn && m.child == *child),
                     "un-move of {origin} from {child} disagrees with play"
                 );
                 if keeps {

@@ -302,11 +302,8 @@ fn forward_pass(
         .zip(state.flags.par_chunks_mut(CHUNK))
         .enumerate()
         .for_each(|(chunk, (exits, counts))| {
-            let mut pos = index.unrank((chunk * CHUNK) as u64);
-            for (i, (exit, same)) in exits.iter_mut().zip(counts.iter_mut()).enumerate() {
-                if i > 0 {
-                    index::advance(&mut pos);
-                }
+            let positions = index.positions_from((chunk * CHUNK) as u64);
+            for ((exit, same), pos) in exits.iter_mut().zip(counts.iter_mut()).zip(positions) {
                 let (best, stays) = exits_and_stays(rules, n, &pos, lower);
                 *exit.get_mut() = best;
                 *same.get_mut() = stays;
@@ -325,11 +322,8 @@ pub fn restore_exit_values(rules: &Rules, n: u32, stored: &mut [i8], lower: &Sol
         .par_chunks_mut(CHUNK)
         .enumerate()
         .for_each(|(chunk, values)| {
-            let mut pos = index.unrank((chunk * CHUNK) as u64);
-            for (i, value) in values.iter_mut().enumerate() {
-                if i > 0 {
-                    index::advance(&mut pos);
-                }
+            let positions = index.positions_from((chunk * CHUNK) as u64);
+            for (value, pos) in values.iter_mut().zip(positions) {
                 let (best_exit, _) = exits_and_stays(rules, n, &pos, lower);
                 *value = (*value).max(best_exit);
             }
@@ -342,7 +336,7 @@ fn exits_and_stays(rules: &Rules, n: u32, pos: &Position, lower: &SolvedLevels) 
     let mut best = NO_EXIT as i32;
     let mut stays = 0u8;
     let terminal = rules.for_each_move(pos, |m| {
-        if m.gain == 0 {
+        if !m.leaves_level() {
             debug_assert!(!m.extra_turn && m.child.stones() == n);
             stays += 1;
         } else {

@@ -215,7 +215,7 @@ impl Tablebase {
     /// minus its child's entry (entries never exceed values), so once a
     /// bound is no better than the best value found, the rest are skipped.
     fn value_from_entry(&self, pos: &Position, entry: i32) -> Result<i32> {
-        if !self.level(pos.stones())?.header().exits_omitted() {
+        if !self.exits_omitted(pos.stones())? {
             return Ok(entry);
         }
         let moves = match self.rules.successors(pos) {
@@ -226,7 +226,7 @@ impl Tablebase {
         // hot paths.
         let mut exits = [(0i32, 0usize, 0i32); MAX_PITS];
         let mut count = 0;
-        for (i, m) in moves.iter().enumerate().filter(|(_, m)| m.gain > 0) {
+        for (i, m) in moves.iter().enumerate().filter(|(_, m)| m.leaves_level()) {
             let child_entry = self.entry(&m.child)?;
             // An extra turn (Kalah) adds the child's value: no bound.
             let bound = if m.extra_turn {
@@ -249,6 +249,12 @@ impl Tablebase {
             best = best.max(m.value_given_child(child));
         }
         Ok(best)
+    }
+
+    /// Whether level `n`'s table omits exits (see
+    /// [`crate::table::Header::for_solution`]).
+    fn exits_omitted(&self, n: u32) -> Result<bool> {
+        Ok(self.level(n)?.header().exits_omitted())
     }
 
     /// The forced bounds of `pos` (RULES.md, "Forced bounds"); needs forced
@@ -667,11 +673,11 @@ impl ExitClosure {
                     let mut part = RoundPart::default();
                     for (i, pos) in nodes.iter().enumerate() {
                         let node = (first + i) as u32;
-                        if !tb.level(pos.stones())?.header().exits_omitted() {
+                        if !tb.exits_omitted(pos.stones())? {
                             continue;
                         }
                         let terminal = tb.rules.for_each_move(pos, |m| {
-                            if m.gain > 0 {
+                            if m.leaves_level() {
                                 part.exits.push((node, *m));
                             }
                         });

@@ -20,7 +20,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::forced::{Bounds, ForcedLevel, ForcedLevels};
-use crate::index::{self, LevelIndex};
+use crate::index::LevelIndex;
 use crate::position::Position;
 use crate::rules::{Rules, Successors};
 use crate::scratch::{Scratch, MAPPED_MIN_POSITIONS};
@@ -224,12 +224,9 @@ fn mismatches<T: PartialEq + Send>(
         .into_par_iter()
         .map(|chunk| {
             let first = chunk * CHUNK;
-            let mut pos = index.unrank(first);
             let mut bad = (0u64, None);
-            for at in first..index.count().min(first + CHUNK) {
-                if at > first {
-                    index::advance(&mut pos);
-                }
+            let ats = first..index.count().min(first + CHUNK);
+            for (at, pos) in ats.zip(index.positions_from(first)) {
                 let (stored, expected) = pair(at, &pos);
                 if stored != expected {
                     bad.0 += 1;

@@ -215,3 +215,20 @@ proptest! {
         prop_assert_eq!(index::rank(&pos), i);
     }
 }
+
+/// A walk from any rank yields every later position of the level, in rank
+/// order, and then stops.
+#[test]
+fn positions_from_walks_to_the_end_of_the_level() {
+    for (pits, stones) in [(1, 0), (2, 5), (3, 4), (6, 3)] {
+        let level = LevelIndex::new(pits, stones);
+        for first in 0..=level.count() {
+            let walked: Vec<Position> = level.positions_from(first).collect();
+            let expected: Vec<Position> = (first..level.count()).map(|i| level.unrank(i)).collect();
+            assert_eq!(
+                walked, expected,
+                "{pits} pits, {stones} stones, from {first}"
+            );
+        }
+    }
+}
