@@ -38,6 +38,7 @@ pub mod error;
 pub mod forced;
 pub mod game;
 pub mod index;
+pub mod omission;
 pub mod position;
 pub mod rules;
 pub mod scratch;

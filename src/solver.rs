@@ -41,6 +41,7 @@ use std::time::Instant;
 use crate::checkpoint::{self, Checkpoints};
 use crate::error::Result;
 use crate::index::{self, LevelIndex};
+use crate::omission;
 use crate::position::Position;
 use crate::rules::Rules;
 
@@ -60,9 +61,11 @@ const FRONTIER_PIECE: usize = if cfg!(debug_assertions) {
 };
 /// Set in a position's flag byte once its value is decided.
 const DECIDED: u8 = 0x80;
-/// Set with [`DECIDED`] when the value decided is the best exit's (the
-/// counter of same-level children stays below it).
+/// Set with [`DECIDED`] when the value decided is the best exit's.
 const EXIT_BEST: u8 = 0x40;
+/// Set by the forward pass for a position a compact table's reader
+/// searches one ply deep ([`omission::searched`]).
+const SEARCHED: u8 = 0x20;
 
 /// The most stones a level may have: values are stored as `i8`.
 pub const MAX_LEVEL: u32 = 127;
@@ -169,10 +172,12 @@ pub fn solve_level(
 pub struct LevelSolution {
     /// The value of every position, in index order.
     pub values: Vec<i8>,
-    /// Per position, whether its value is that of its best exit (a move
-    /// that leaves the level, or the terminal value): a table may then
-    /// store any lower value in its place (see [`crate::table`]).
-    pub exit_best: Vec<bool>,
+    /// Per position, whether a compact table may store any lower entry in
+    /// place of its value, which its reader restores
+    /// ([`crate::omission`]): the value is its best exit's (a move that
+    /// leaves the level, or the terminal value), or the reader searches
+    /// every move of the position.
+    pub lowerable: Vec<bool>,
 }
 
 /// Like [`solve_level`], and with `checkpoints`, saving the state to
@@ -235,7 +240,8 @@ fn solve(
 struct LevelState {
     /// `max_exit` while undecided, the value once decided.
     value: Vec<AtomicI8>,
-    /// Same-level children not yet in `W` (low bits) and [`DECIDED`].
+    /// Same-level children not yet in `W` (low bits), [`DECIDED`],
+    /// [`EXIT_BEST`] and [`SEARCHED`].
     flags: Vec<AtomicU8>,
 }
 
@@ -270,24 +276,26 @@ impl LevelState {
     fn into_solution(self) -> LevelSolution {
         let flags: Vec<u8> = self.flags.into_iter().map(AtomicU8::into_inner).collect();
         let mut values: Vec<i8> = self.value.into_iter().map(AtomicI8::into_inner).collect();
-        let exit_best = values
+        let lowerable = values
             .par_iter_mut()
             .zip(flags.par_iter())
             .map(|(v, &f)| {
-                if f & DECIDED != 0 {
+                let exit_best = if f & DECIDED != 0 {
                     f & EXIT_BEST != 0
                 } else {
                     let exit_best = *v == 0;
                     *v = 0;
                     exit_best
-                }
+                };
+                exit_best || f & SEARCHED != 0
             })
             .collect();
-        LevelSolution { values, exit_best }
+        LevelSolution { values, lowerable }
     }
 }
 
-/// Phase 1: `max_exit` and same-level move counts of every position.
+/// Phase 1: `max_exit`, same-level move counts and [`SEARCHED`] of every
+/// position.
 fn forward_pass(
     rules: &Rules,
     index: &LevelIndex,
@@ -301,44 +309,46 @@ fn forward_pass(
         .par_chunks_mut(CHUNK)
         .zip(state.flags.par_chunks_mut(CHUNK))
         .enumerate()
-        .for_each(|(chunk, (exits, counts))| {
-            let positions = index.positions_from((chunk * CHUNK) as u64);
-            for ((exit, same), pos) in exits.iter_mut().zip(counts.iter_mut()).zip(positions) {
-                let (best, stays) = exits_and_stays(rules, n, &pos, lower);
-                *exit.get_mut() = best;
-                *same.get_mut() = stays;
+        .for_each(|(chunk, (exits, flags))| {
+            let first = (chunk * CHUNK) as u64;
+            let positions = index.positions_from(first);
+            for (i, ((exit, flag), pos)) in exits
+                .iter_mut()
+                .zip(flags.iter_mut())
+                .zip(positions)
+                .enumerate()
+            {
+                let look = look_one_ply(rules, n, &pos, first + i as u64, lower);
+                *exit.get_mut() = look.best_exit;
+                *flag.get_mut() = look.stays | if look.searched { SEARCHED } else { 0 };
             }
             progress(exits.len() as u64);
         });
 }
 
-/// Restores the values a table left out (see [`crate::table`]): `stored`
-/// holds level `n` with each position's entry at most its value, and its
-/// value is the larger of the entry and the best exit (read from `lower`),
-/// or the terminal value.
-pub fn restore_exit_values(rules: &Rules, n: u32, stored: &mut [i8], lower: &SolvedLevels) {
-    let index = LevelIndex::new(rules.pits(), n);
-    stored
-        .par_chunks_mut(CHUNK)
-        .enumerate()
-        .for_each(|(chunk, values)| {
-            let positions = index.positions_from((chunk * CHUNK) as u64);
-            for (value, pos) in values.iter_mut().zip(positions) {
-                let (best_exit, _) = exits_and_stays(rules, n, &pos, lower);
-                *value = (*value).max(best_exit);
-            }
-        });
+/// What one look at a position's moves tells the solver.
+struct OnePly {
+    /// The best exit's value, or the terminal value, or [`NO_EXIT`].
+    best_exit: i8,
+    /// The number of moves that keep the level.
+    stays: u8,
+    /// Oware family: whether a compact table's reader searches every move
+    /// of the position ([`omission::searched`]); false for a terminal one.
+    searched: bool,
 }
 
-/// The best exit value and the number of same-level moves of one position.
+/// Looks at every move of `pos`, of rank `rank` in level `n`.
 #[inline]
-fn exits_and_stays(rules: &Rules, n: u32, pos: &Position, lower: &SolvedLevels) -> (i8, u8) {
+fn look_one_ply(rules: &Rules, n: u32, pos: &Position, rank: u64, lower: &SolvedLevels) -> OnePly {
     let mut best = NO_EXIT as i32;
     let mut stays = 0u8;
+    let mover = pos.mover_stones();
+    let mut descending = rules.variant().is_oware_family();
     let terminal = rules.for_each_move(pos, |m| {
         if !m.leaves_level() {
             debug_assert!(!m.extra_turn && m.child.stones() == n);
             stays += 1;
+            descending = descending && omission::descends(mover, rank, &m.child);
         } else {
             let child_level = lower.level(n - m.gain as u32);
             let child_value = child_level[index::rank(&m.child) as usize];
@@ -346,8 +356,125 @@ fn exits_and_stays(rules: &Rules, n: u32, pos: &Position, lower: &SolvedLevels) 
         }
     });
     match terminal {
-        Some(value) => (value as i8, 0),
-        None => (best as i8, stays),
+        Some(value) => OnePly {
+            best_exit: value as i8,
+            stays: 0,
+            searched: false,
+        },
+        None => OnePly {
+            best_exit: best as i8,
+            stays,
+            searched: rules.variant().is_oware_family()
+                && (descending || omission::unreachable_by_moves(pos)),
+        },
+    }
+}
+
+/// Marks a position [`restore_values`] does not search.
+const NOT_SEARCHED: u8 = u8::MAX;
+/// The last wave of [`restore_values`]: positions no move leads to.
+const UNREACHABLE_WAVE: u8 = u8::MAX - 1;
+
+/// Restores the values a compact table left out ([`crate::omission`]):
+/// `stored` holds level `n`'s entries, each at most its value, and becomes
+/// its values; `lower` holds the levels below.
+///
+/// First every position gets the larger of its entry and its best exit (or
+/// its terminal value), which is final unless it is searched. Searched
+/// positions then take the best of their moves in waves, by the number of
+/// stones on the mover's side: a searched child of the same level has fewer
+/// (done in an earlier wave), or as many and a lower rank (done in rank
+/// order after the rest of the wave). Positions no move leads to go last.
+pub fn restore_values(rules: &Rules, n: u32, stored: &mut [i8], lower: &SolvedLevels) {
+    let index = LevelIndex::new(rules.pits(), n);
+    let mut waves = vec![NOT_SEARCHED; stored.len()];
+    stored
+        .par_chunks_mut(CHUNK)
+        .zip(waves.par_chunks_mut(CHUNK))
+        .enumerate()
+        .for_each(|(chunk, (values, waves))| {
+            let first = (chunk * CHUNK) as u64;
+            let positions = index.positions_from(first);
+            for (i, ((value, wave), pos)) in values
+                .iter_mut()
+                .zip(waves.iter_mut())
+                .zip(positions)
+                .enumerate()
+            {
+                let look = look_one_ply(rules, n, &pos, first + i as u64, lower);
+                *value = (*value).max(look.best_exit);
+                if look.searched {
+                    *wave = if omission::unreachable_by_moves(&pos) {
+                        UNREACHABLE_WAVE
+                    } else {
+                        pos.mover_stones() as u8
+                    };
+                }
+            }
+        });
+    for wave in (0..=n as u8).chain([UNREACHABLE_WAVE]) {
+        search_wave(rules, &index, wave, stored, &waves, lower);
+    }
+}
+
+/// One wave of [`restore_values`]: every position of `wave` takes the best
+/// of its moves' values, in parallel except those with a same-level child
+/// in the same wave, which follow in rank order.
+fn search_wave(
+    rules: &Rules,
+    index: &LevelIndex,
+    wave: u8,
+    values: &mut [i8],
+    waves: &[u8],
+    lower: &SolvedLevels,
+) {
+    let n = index.stones();
+    // The best move's value, and whether a same-level child is in this
+    // wave (its value may not be final yet).
+    let best_move = |values: &[i8], pos: &Position| -> (i8, bool) {
+        let mut best = i32::MIN;
+        let mut waits = false;
+        rules.for_each_move(pos, |m| {
+            let child_value = if m.leaves_level() {
+                lower.level(n - m.gain as u32)[index::rank(&m.child) as usize]
+            } else {
+                let at = index::rank(&m.child) as usize;
+                waits |= waves[at] == wave;
+                values[at]
+            };
+            best = best.max(m.value_given_child(child_value as i32));
+        });
+        (best as i8, waits)
+    };
+    let settled: &[i8] = values;
+    // Per position of the wave: its best move, and whether it must wait.
+    let found: Vec<Vec<(usize, i8, bool)>> = waves
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(chunk, waves)| {
+            let in_wave = waves.iter().enumerate().filter(|&(_, &w)| w == wave);
+            in_wave
+                .map(|(i, _)| {
+                    let at = chunk * CHUNK + i;
+                    let (best, waits) = best_move(settled, &index.unrank(at as u64));
+                    (at, best, waits)
+                })
+                .collect()
+        })
+        .collect();
+    let found = found.into_iter().flatten();
+    let mut waiting = Vec::new();
+    for (at, best, waits) in found {
+        if waits {
+            waiting.push(at);
+        } else {
+            values[at] = values[at].max(best);
+        }
+    }
+    // Their same-wave children rank lower, so are done by now.
+    for at in waiting {
+        let (best, _) = best_move(values, &index.unrank(at as u64));
+        values[at] = values[at].max(best);
     }
 }
 
@@ -410,7 +537,7 @@ fn seed_threshold(s: i8, state: &LevelState) -> (Vec<u64>, Vec<u64>) {
         if exit == s {
             state.decide(at, s);
             (true, false)
-        } else if exit == -s && flag == 0 {
+        } else if exit == -s && flag & !SEARCHED == 0 {
             state.decide(at, -s);
             (false, true)
         } else {
@@ -462,8 +589,8 @@ fn parents_of_wins(
     visit_parents(rules, index, wins, |at, edges| {
         let flag = state.flags[at].load(Relaxed) - edges;
         state.flags[at].store(flag, Relaxed);
-        // `flag == 0`: undecided and no child left outside `W`.
-        if flag == 0 && state.value[at].load(Relaxed) <= -s {
+        // Undecided and no child left outside `W`.
+        if flag & !SEARCHED == 0 && state.value[at].load(Relaxed) <= -s {
             state.decide(at, -s);
             true
         } else {

@@ -24,17 +24,17 @@
 //!
 //! The header's `value_encoding` says what an even table's entries are:
 //! `rans-order1-11`, every position's value ([`Encoding::Full`]);
-//! `rans-order1-11-exits-omitted` ([`Encoding::Compact`], the default for
-//! the Oware family), an entry at most the value, which is the larger of
-//! the entry and the position's best exit: the best of its captures
-//! (`gain − value(child)`, children at lower levels) or, if it has no
-//! move, its terminal value. Where the best exit gives the value, the
-//! entry is free, and the writer picks the one the model codes cheapest
-//! after the entry before it (about a third of oware positions; a fifth
-//! smaller files). Readers restore values from the levels below: a probe
-//! looks at the position's captures, best bound first (a capture is worth
-//! at most its gain minus its child's entry), and a batch gathers the
-//! captures it needs before reading, so each block is still read once. Files are written to a temporary name, synced and renamed,
+//! `rans-order1-11-one-ply` ([`Encoding::Compact`], the default for the
+//! Oware family), an entry at most the value, from which a reader restores
+//! the value with a one-ply look ([`crate::omission`]): the larger of the
+//! entry and the best of the position's captures, or of all its moves where
+//! it is searched. Wherever that look gives the value, the entry is free,
+//! and the writer picks the one the model codes cheapest after the entry
+//! before it (about two thirds of oware positions; files 40% smaller).
+//! Readers restore values from the tables: a probe looks at the moves best
+//! bound first (a move is worth at most its gain minus its child's entry),
+//! and a batch gathers the children it needs before reading, so each block
+//! is still read once. Files are written to a temporary name, synced and renamed,
 //! so a killed build never leaves a file that looks complete. Opening checks
 //! magic, version, the header and index checksum and the end marker; every
 //! block's checksum is checked when it is decoded; `verify` and `info` also
@@ -73,9 +73,11 @@ pub const INDEX_SCHEME: &str = "compositions-colex";
 /// The value encoding: order-1 context model, rANS with 11-bit
 /// probabilities (see [`crate::codec`]).
 pub const VALUE_ENCODING: &str = "rans-order1-11";
-/// The same coding of entries that may be below the value where the value
-/// is the best exit's (see the module's documentation).
-pub const VALUE_ENCODING_EXITS_OMITTED: &str = "rans-order1-11-exits-omitted";
+/// The same coding of entries that may be below the value where a one-ply
+/// look restores it ([`crate::omission`]).
+pub const VALUE_ENCODING_COMPACT: &str = "rans-order1-11-one-ply";
+/// The compact encoding of earlier versions, which searched captures only.
+const VALUE_ENCODING_EXITS_ONLY: &str = "rans-order1-11-exits-omitted";
 /// The cycle convention of the stored values.
 pub const CYCLES_EVEN: &str = "even";
 
@@ -223,12 +225,11 @@ impl Header {
 
     /// The header and the entries to store for a solved even level. With
     /// [`Encoding::Compact`], in the Oware family, where only captures leave
-    /// a level, a position whose value is its best exit's stores the entry
-    /// the codec finds cheapest at or below its value
-    /// ([`codec::lower_free_values`]); a reader restores the value as the
-    /// larger of the entry and the best exit. Kalah tables store every
-    /// value: there, most moves leave the level (sowing into the store), so
-    /// a reader would search deep.
+    /// a level, a position whose value a reader restores
+    /// ([`crate::omission`]) stores the entry the codec finds cheapest at
+    /// or below its value ([`codec::lower_free_values`]). Kalah tables
+    /// store every value: there, most moves leave the level (sowing into
+    /// the store), so a reader would search deep.
     pub fn for_solution(
         rules: &Rules,
         level: u32,
@@ -243,17 +244,17 @@ impl Header {
                 values.clone(),
             );
         }
-        let entries = codec::lower_free_values(values, &solution.exit_best, block_size as usize);
+        let entries = codec::lower_free_values(values, &solution.lowerable, block_size as usize);
         let mut header = Header::for_level(rules, level, &entries, block_size);
-        header.value_encoding = VALUE_ENCODING_EXITS_OMITTED.to_string();
+        header.value_encoding = VALUE_ENCODING_COMPACT.to_string();
         header.histogram = histogram(values);
         (header, entries)
     }
 
-    /// Whether entries may be below the values they stand for (see
-    /// [`Header::for_solution`]).
-    pub fn exits_omitted(&self) -> bool {
-        self.value_encoding == VALUE_ENCODING_EXITS_OMITTED
+    /// Whether the table is compact: entries may be below the values they
+    /// stand for (see [`crate::omission`]).
+    pub fn compact(&self) -> bool {
+        self.value_encoding == VALUE_ENCODING_COMPACT
     }
 
     /// The kind of table ([`Cycles`]) the header names.
@@ -562,14 +563,14 @@ impl Table {
     }
 
     /// Every value of an even table's level, in index order: its entries
-    /// decoded into `out` (exactly [`Table::symbols`] slots), and where
-    /// the table omits exits (see [`Header::for_solution`]) the values
-    /// restored from `lower`, which must hold the levels below.
+    /// decoded into `out` (exactly [`Table::symbols`] slots), and if the
+    /// table is compact the values restored ([`solver::restore_values`])
+    /// with `lower`, which must hold the levels below.
     pub fn decode_values_into(&self, out: &mut [i8], lower: &SolvedLevels) -> Result<()> {
         self.expect_cycles(Cycles::Even)?;
         self.decode_into(out)?;
-        if self.header.exits_omitted() {
-            solver::restore_exit_values(&self.header.rules()?, self.header.level, out, lower);
+        if self.header.compact() {
+            solver::restore_values(&self.header.rules()?, self.header.level, out, lower);
         }
         Ok(())
     }
@@ -748,8 +749,14 @@ fn parse_layout(path: &Path, bytes: &[u8]) -> Result<(Header, Layout)> {
 fn validate_header(h: &Header) -> std::result::Result<(), String> {
     let rules = h.rules().map_err(|e| e.to_string())?;
     h.cycles().map_err(|e| e.to_string())?;
+    if h.value_encoding == VALUE_ENCODING_EXITS_ONLY {
+        return Err(format!(
+            "value encoding '{VALUE_ENCODING_EXITS_ONLY}' was written by an earlier \
+             version; rebuild the table"
+        ));
+    }
     let known_encoding = h.value_encoding == VALUE_ENCODING
-        || (h.value_encoding == VALUE_ENCODING_EXITS_OMITTED && h.cycles == CYCLES_EVEN);
+        || (h.value_encoding == VALUE_ENCODING_COMPACT && h.cycles == CYCLES_EVEN);
     if h.index_scheme != INDEX_SCHEME || !known_encoding {
         return Err(format!(
             "unknown index scheme '{}' or value encoding '{}'",
@@ -777,7 +784,7 @@ fn validate_header(h: &Header) -> std::result::Result<(), String> {
     let (low, high) = (h.histogram.first(), h.histogram.last());
     let (low, high) = (low.map(|&(v, _)| v), high.map(|&(v, _)| v));
     // Entries below values keep within the values' range.
-    let spans = if h.exits_omitted() {
+    let spans = if h.compact() {
         low <= Some(model.min()) && Some(model.max()) <= high
     } else {
         low == Some(model.min()) && high == Some(model.max())

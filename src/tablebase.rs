@@ -10,6 +10,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::forced::Bounds;
 use crate::index;
+use crate::omission;
 use crate::position::{pit_letter, Position, MAX_PITS};
 use crate::rules::{Move, Rules, Successors};
 use crate::solver::MAX_LEVEL;
@@ -203,30 +204,35 @@ impl Tablebase {
     }
 
     /// The entry an even table stores for `pos`: its value, or if the table
-    /// omits exits, at most its value (see [`Header::for_solution`]).
+    /// is compact, at most its value ([`crate::omission`]).
     fn entry(&self, pos: &Position) -> Result<i32> {
         let (n, block, offset) = self.locate(pos)?;
         Ok(self.symbols_at(n, block, offset, 1)?[0] as i32)
     }
 
     /// The value of `pos` from its entry: the entry itself, or where the
-    /// table omits exits, the larger of the entry and the best exit. Exits
-    /// are searched best bound first: a capture is worth at most its gain
-    /// minus its child's entry (entries never exceed values), so once a
-    /// bound is no better than the best value found, the rest are skipped.
+    /// table is compact, the larger of the entry and the best of the moves
+    /// a reader searches ([`crate::omission`]). They are searched best
+    /// bound first: a move is worth at most its gain minus its child's
+    /// entry (entries never exceed values), so once a bound is no better
+    /// than the best value found, the rest are skipped.
     fn value_from_entry(&self, pos: &Position, entry: i32) -> Result<i32> {
-        if !self.exits_omitted(pos.stones())? {
+        if !self.compact(pos.stones())? {
             return Ok(entry);
         }
         let moves = match self.rules.successors(pos) {
             Successors::Terminal(value) => return Ok(value),
             Successors::Moves(moves) => moves,
         };
-        // (bound, move, child's entry) per exit, on the stack: probes are
-        // hot paths.
-        let mut exits = [(0i32, 0usize, 0i32); MAX_PITS];
+        let every = omission::searched(pos, index::rank(pos), &moves);
+        // (bound, move, child's entry) per searched move, on the stack:
+        // probes are hot paths.
+        let mut searched = [(0i32, 0usize, 0i32); MAX_PITS];
         let mut count = 0;
-        for (i, m) in moves.iter().enumerate().filter(|(_, m)| m.leaves_level()) {
+        for (i, m) in moves.iter().enumerate() {
+            if !(every || m.leaves_level()) {
+                continue;
+            }
             let child_entry = self.entry(&m.child)?;
             // An extra turn (Kalah) adds the child's value: no bound.
             let bound = if m.extra_turn {
@@ -234,13 +240,13 @@ impl Tablebase {
             } else {
                 m.value_given_child(child_entry)
             };
-            exits[count] = (bound, i, child_entry);
+            searched[count] = (bound, i, child_entry);
             count += 1;
         }
-        let exits = &mut exits[..count];
-        exits.sort_unstable_by_key(|&(bound, _, _)| std::cmp::Reverse(bound));
+        let searched = &mut searched[..count];
+        searched.sort_unstable_by_key(|&(bound, _, _)| std::cmp::Reverse(bound));
         let mut best = entry;
-        for &(bound, i, child_entry) in exits.iter() {
+        for &(bound, i, child_entry) in searched.iter() {
             if bound <= best {
                 break;
             }
@@ -251,10 +257,9 @@ impl Tablebase {
         Ok(best)
     }
 
-    /// Whether level `n`'s table omits exits (see
-    /// [`crate::table::Header::for_solution`]).
-    fn exits_omitted(&self, n: u32) -> Result<bool> {
-        Ok(self.level(n)?.header().exits_omitted())
+    /// Whether level `n`'s table is compact ([`crate::omission`]).
+    fn compact(&self, n: u32) -> Result<bool> {
+        Ok(self.level(n)?.header().compact())
     }
 
     /// The forced bounds of `pos` (RULES.md, "Forced bounds"); needs forced
@@ -311,12 +316,12 @@ impl Tablebase {
     /// is decoded once, up to the last probe into it, however many of the
     /// positions fall in it, on every core: this is how large batches are
     /// scored. The block cache is left alone (a large batch would only
-    /// flush it). Where tables omit exits, the exits the values need are
-    /// gathered first, so that they are read in the same pass.
+    /// flush it). Where tables are compact, the children the values need
+    /// are gathered first, so that they are read in the same pass.
     pub fn values(&self, positions: &[Position]) -> Result<Vec<i32>> {
         self.expect_cycles(Cycles::Even)?;
         positions.par_iter().try_for_each(|pos| self.check(pos))?;
-        let closure = ExitClosure::of(self, positions)?;
+        let closure = SearchClosure::of(self, positions)?;
         let entries: Vec<i32> = self
             .read_entries(&closure.nodes)?
             .iter()
@@ -626,39 +631,39 @@ pub fn parse_dir_name(name: &str) -> Result<(Rules, Cycles)> {
 const FORCED_SUFFIX: &str = "-forced";
 
 /// The positions a batch of exact values reads: the batch's positions,
-/// then round by round the exit children of every position whose table
-/// omits exits (see [`crate::table::Header::for_solution`]), down to levels
-/// that store every value, or positions without exits.
-struct ExitClosure {
-    /// The batch's positions first, then each round's exit children.
+/// then round by round the children of the moves that every position of
+/// a compact table needs searched ([`crate::omission`]), down to levels
+/// that store every value, or positions whose searched moves are none.
+struct SearchClosure {
+    /// The batch's positions first, then each round's children.
     nodes: Vec<Position>,
-    /// Per round, its exit moves: parent and child node, and the move.
-    rounds: Vec<Vec<ExitEdge>>,
-    /// Terminal nodes of tables that omit exits, with their values.
+    /// Per round, its searched moves: parent and child node, and the move.
+    rounds: Vec<Vec<SearchEdge>>,
+    /// Terminal nodes of compact tables, with their values.
     terminals: Vec<(u32, i32)>,
 }
 
-/// What one chunk of a round of an [`ExitClosure`] found: exit moves by
-/// parent node, and terminal nodes with their values.
+/// What one chunk of a round of a [`SearchClosure`] found: searched moves
+/// by parent node, and terminal nodes with their values.
 #[derive(Default)]
 struct RoundPart {
-    exits: Vec<(u32, Move)>,
+    moves: Vec<(u32, Move)>,
     terminals: Vec<(u32, i32)>,
 }
 
-/// One exit move in an [`ExitClosure`].
-struct ExitEdge {
+/// One searched move in a [`SearchClosure`].
+struct SearchEdge {
     parent: u32,
     child: u32,
-    exit: Move,
+    searched: Move,
 }
 
-impl ExitClosure {
+impl SearchClosure {
     /// The closure of `positions` (which the tables cover).
-    fn of(tb: &Tablebase, positions: &[Position]) -> Result<ExitClosure> {
+    fn of(tb: &Tablebase, positions: &[Position]) -> Result<SearchClosure> {
         /// Nodes per unit of parallel work.
         const CHUNK: usize = 4096;
-        let mut closure = ExitClosure {
+        let mut closure = SearchClosure {
             nodes: positions.to_vec(),
             rounds: Vec::new(),
             terminals: Vec::new(),
@@ -673,16 +678,20 @@ impl ExitClosure {
                     let mut part = RoundPart::default();
                     for (i, pos) in nodes.iter().enumerate() {
                         let node = (first + i) as u32;
-                        if !tb.exits_omitted(pos.stones())? {
+                        if !tb.compact(pos.stones())? {
                             continue;
                         }
-                        let terminal = tb.rules.for_each_move(pos, |m| {
-                            if m.leaves_level() {
-                                part.exits.push((node, *m));
+                        match tb.rules.successors(pos) {
+                            Successors::Terminal(value) => part.terminals.push((node, value)),
+                            Successors::Moves(moves) => {
+                                let every = omission::searched(pos, index::rank(pos), &moves);
+                                part.moves.extend(
+                                    moves
+                                        .iter()
+                                        .filter(|m| every || m.leaves_level())
+                                        .map(|m| (node, *m)),
+                                );
                             }
-                        });
-                        if let Some(value) = terminal {
-                            part.terminals.push((node, value));
                         }
                     }
                     Ok(part)
@@ -692,11 +701,11 @@ impl ExitClosure {
             let mut edges = Vec::new();
             for part in found {
                 closure.terminals.extend(part.terminals);
-                for (parent, m) in part.exits {
-                    edges.push(ExitEdge {
+                for (parent, m) in part.moves {
+                    edges.push(SearchEdge {
                         parent,
                         child: closure.nodes.len() as u32,
-                        exit: m,
+                        searched: m,
                     });
                     closure.nodes.push(m.child);
                 }
@@ -708,16 +717,18 @@ impl ExitClosure {
     }
 
     /// The exact value of every node, from the entries read for them:
-    /// terminal values, then the rounds' exits from the last round up.
+    /// terminal values, then the rounds' moves from the last round up.
     fn values(&self, mut entries: Vec<i32>) -> Vec<i32> {
         for &(node, value) in &self.terminals {
             entries[node as usize] = value;
         }
         for edges in self.rounds.iter().rev() {
             for edge in edges {
-                let exit = edge.exit.value_given_child(entries[edge.child as usize]);
+                let value = edge
+                    .searched
+                    .value_given_child(entries[edge.child as usize]);
                 let parent = &mut entries[edge.parent as usize];
-                *parent = (*parent).max(exit);
+                *parent = (*parent).max(value);
             }
         }
         entries

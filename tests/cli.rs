@@ -911,7 +911,7 @@ fn build_encodings_answer_the_same() {
     };
     assert!(encodings(&compact)
         .iter()
-        .all(|e| e == "rans-order1-11-exits-omitted"));
+        .all(|e| e == "rans-order1-11-one-ply"));
     assert!(encodings(full).iter().all(|e| e == "rans-order1-11"));
     let positions = "1,0,3,0,2,0/0,2,0,0,0,0\n0,0,0,0,0,3/1,1,2,0,0,0\n2,2,2,0,0,0/0,0,0,0,0,2\n";
     let answers = |dir: &str| stdout(&with_stdin(&["query", "--dir", dir, "-"], positions));

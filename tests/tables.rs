@@ -130,13 +130,13 @@ fn probes_agree_with_the_in_memory_solver() {
             assert_eq!(report.bytes, fs::metadata(&path).unwrap().len());
             let t = Table::open(&path, Some((&rules, n))).unwrap();
             t.check_file_checksum().unwrap();
-            // Oware-family tables leave out values a capture gives: their
-            // entries may be lower, and the values come back from them.
+            // Oware-family tables leave out values a one-ply look restores:
+            // their entries may be lower, and the values come back.
             let entries = t.decode_all().unwrap();
             let h = t.header();
-            assert_eq!(h.exits_omitted(), rules.variant().is_oware_family());
+            assert_eq!(h.compact(), rules.variant().is_oware_family());
             assert!(entries.iter().zip(values).all(|(e, v)| e <= v));
-            if !h.exits_omitted() {
+            if !h.compact() {
                 assert_eq!(entries, values, "{} level {n}", rules.id());
             }
             let decoded = t.decode_values(&solved).unwrap();
@@ -165,11 +165,13 @@ fn probes_agree_with_the_in_memory_solver() {
     }
 }
 
-/// The solver's note of which positions take their value from their best
-/// exit agrees with recomputing the best exits from the levels below.
+/// The solver marks as lowerable exactly the positions worth their best
+/// exit (recomputed here from the levels below) and, in the Oware family,
+/// those a reader searches.
 #[test]
-fn the_solver_marks_exactly_the_positions_worth_their_best_exit() {
-    use mancala_tb::solver::{restore_exit_values, solve_level_resumable};
+fn the_solver_marks_exactly_the_positions_a_reader_restores() {
+    use mancala_tb::omission::searched;
+    use mancala_tb::solver::solve_level_resumable;
     let cases = [
         (rules(Variant::Oware, 6), 8),
         (rules(Variant::Awari, 3), 9),
@@ -180,15 +182,24 @@ fn the_solver_marks_exactly_the_positions_worth_their_best_exit() {
         let mut lower = SolvedLevels::new();
         for n in 0..=max {
             let solution = solve_level_resumable(&rules, n, &lower, &|_| {}, None).unwrap();
-            let mut best_exits = vec![i8::MIN; solution.values.len()];
-            restore_exit_values(&rules, n, &mut best_exits, &lower);
-            let expected: Vec<bool> = solution
-                .values
+            let expected: Vec<bool> = level_positions(rules.pits(), n)
                 .iter()
-                .zip(&best_exits)
-                .map(|(v, e)| v == e)
+                .zip(&solution.values)
+                .map(|(pos, &value)| match rules.successors(pos) {
+                    Successors::Terminal(_) => true,
+                    Successors::Moves(moves) => {
+                        let best_exit = moves
+                            .iter()
+                            .filter(|m| m.leaves_level())
+                            .map(|m| m.value_given_child(lower.value(&m.child)))
+                            .max();
+                        best_exit == Some(value as i32)
+                            || (rules.variant().is_oware_family()
+                                && searched(pos, index::rank(pos), &moves))
+                    }
+                })
                 .collect();
-            assert_eq!(solution.exit_best, expected, "{} level {n}", rules.id());
+            assert_eq!(solution.lowerable, expected, "{} level {n}", rules.id());
             lower.push(solution.values);
         }
     }
@@ -231,7 +242,7 @@ fn compact_and_full_encodings_agree() {
         let full = Tablebase::open(dirs[1].path(), rules).unwrap();
         for n in 0..=max {
             let t = Table::open(&level_path(dirs[1].path(), &rules, n), Some((&rules, n))).unwrap();
-            assert!(!t.header().exits_omitted());
+            assert!(!t.header().compact());
             assert_eq!(t.decode_all().unwrap(), solved.level(n));
             let positions = level_positions(pits, n);
             assert_eq!(
