@@ -35,7 +35,16 @@
 
 use crate::index;
 use crate::position::Position;
-use crate::rules::Move;
+use crate::rules::{Move, MoveList};
+
+/// The restoring moves of `pos`, given its legal `moves`: all of them if it
+/// is [`searched`], else those that leave the level.
+pub fn restoring_moves(pos: &Position, mut moves: MoveList) -> MoveList {
+    if !searched(pos, index::rank(pos), &moves) {
+        moves.retain(Move::leaves_level);
+    }
+    moves
+}
 
 /// Whether a reader restores `pos` (of index rank `rank`), which has the
 /// legal `moves`, by searching every move (see the module's documentation).

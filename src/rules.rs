@@ -159,6 +159,15 @@ impl MoveList {
         self.moves[self.len as usize] = m;
         self.len += 1;
     }
+
+    /// Keeps only the moves `keep` accepts, in order.
+    pub fn retain(&mut self, keep: impl Fn(&Move) -> bool) {
+        let all = *self;
+        self.len = 0;
+        for m in all.iter().filter(|m| keep(m)) {
+            self.push(*m);
+        }
+    }
 }
 
 impl std::ops::Deref for MoveList {

@@ -1,5 +1,7 @@
 //! Probing: exact values from memory-mapped tables.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -12,7 +14,7 @@ use crate::forced::Bounds;
 use crate::index;
 use crate::omission;
 use crate::position::{pit_letter, Position, MAX_PITS};
-use crate::rules::{Move, Rules, Successors};
+use crate::rules::{Move, MoveList, Rules, Successors};
 use crate::solver::MAX_LEVEL;
 use crate::table::{level_file_name, Cycles, Table, DEFAULT_BLOCK_SIZE};
 
@@ -211,39 +213,24 @@ impl Tablebase {
     }
 
     /// The value of `pos` from its entry: the entry itself, or where the
-    /// table is compact, the larger of the entry and the best of the moves
-    /// a reader searches ([`crate::omission`]). They are searched best
-    /// bound first: a move is worth at most its gain minus its child's
-    /// entry (entries never exceed values), so once a bound is no better
-    /// than the best value found, the rest are skipped.
+    /// table is compact, the larger of the entry and the best of its
+    /// restoring moves ([`crate::omission`]). They are searched best bound
+    /// first ([`bound`]): once a bound is no better than the best value
+    /// found, the rest are skipped.
     fn value_from_entry(&self, pos: &Position, entry: i32) -> Result<i32> {
-        if !self.compact(pos.stones())? {
-            return Ok(entry);
-        }
-        let moves = match self.rules.successors(pos) {
-            Successors::Terminal(value) => return Ok(value),
-            Successors::Moves(moves) => moves,
+        let moves = match self.restore(pos)? {
+            Restore::Entry => return Ok(entry),
+            Restore::Terminal(value) => return Ok(value),
+            Restore::Search(moves) => moves,
         };
-        let every = omission::searched(pos, index::rank(pos), &moves);
-        // (bound, move, child's entry) per searched move, on the stack:
-        // probes are hot paths.
+        // (bound, move, child's entry) per move, on the stack: probes are
+        // hot paths.
         let mut searched = [(0i32, 0usize, 0i32); MAX_PITS];
-        let mut count = 0;
         for (i, m) in moves.iter().enumerate() {
-            if !(every || m.leaves_level()) {
-                continue;
-            }
             let child_entry = self.entry(&m.child)?;
-            // An extra turn (Kalah) adds the child's value: no bound.
-            let bound = if m.extra_turn {
-                i32::MAX
-            } else {
-                m.value_given_child(child_entry)
-            };
-            searched[count] = (bound, i, child_entry);
-            count += 1;
+            searched[i] = (bound(m, child_entry), i, child_entry);
         }
-        let searched = &mut searched[..count];
+        let searched = &mut searched[..moves.len()];
         searched.sort_unstable_by_key(|&(bound, _, _)| std::cmp::Reverse(bound));
         let mut best = entry;
         for &(bound, i, child_entry) in searched.iter() {
@@ -255,6 +242,24 @@ impl Tablebase {
             best = best.max(m.value_given_child(child));
         }
         Ok(best)
+    }
+
+    /// How `pos`'s value comes from its entry.
+    fn restore(&self, pos: &Position) -> Result<Restore> {
+        if !self.compact(pos.stones())? {
+            return Ok(Restore::Entry);
+        }
+        Ok(match self.rules.successors(pos) {
+            Successors::Terminal(value) => Restore::Terminal(value),
+            Successors::Moves(moves) => {
+                let restoring = omission::restoring_moves(pos, moves);
+                if restoring.is_empty() {
+                    Restore::Entry
+                } else {
+                    Restore::Search(restoring)
+                }
+            }
+        })
     }
 
     /// Whether level `n`'s table is compact ([`crate::omission`]).
@@ -280,7 +285,7 @@ impl Tablebase {
     ) -> Result<Vec<(Bounds, Vec<MoveBounds>)>> {
         self.expect_cycles(Cycles::Forced)?;
         let bounds_of = |positions: &[Position]| {
-            self.read_entries(positions)?
+            self.read_entries(positions, None)?
                 .iter()
                 .map(|probe| {
                     let table = self.level(probe.level())?;
@@ -321,25 +326,84 @@ impl Tablebase {
     pub fn values(&self, positions: &[Position]) -> Result<Vec<i32>> {
         self.expect_cycles(Cycles::Even)?;
         positions.par_iter().try_for_each(|pos| self.check(pos))?;
-        let closure = SearchClosure::of(self, positions)?;
-        let entries: Vec<i32> = self
-            .read_entries(&closure.nodes)?
-            .iter()
-            .map(|probe| probe.symbols[0] as i32)
-            .collect();
-        let mut values = closure.values(entries);
-        values.truncate(positions.len());
+        let mut memo = BlockMemo::new(BATCH_MEMO_BYTES);
+        let entries = self.entries(positions, Some(&mut memo))?;
+        let started: Vec<std::result::Result<i32, Search>> = positions
+            .par_iter()
+            .zip(entries)
+            .map(|(pos, entry)| {
+                Ok(match self.restore(pos)? {
+                    Restore::Entry => Ok(entry),
+                    Restore::Terminal(value) => Ok(value),
+                    Restore::Search(moves) => Err(Search::new(*pos, entry, &moves)),
+                })
+            })
+            .collect::<Result<_>>()?;
+        let mut values = vec![0i32; positions.len()];
+        let mut active = Vec::new();
+        for (slot, start) in started.into_iter().enumerate() {
+            match start {
+                Ok(value) => values[slot] = value,
+                Err(search) => active.push((slot, search)),
+            }
+        }
+        // Round by round, every search reads the children's entries its
+        // current position needs, all in one pass over the blocks.
+        while !active.is_empty() {
+            let wanted: Vec<Position> = active
+                .par_iter()
+                .flat_map_iter(|(_, search)| search.wanted(&self.rules))
+                .collect();
+            let read = self.entries(&wanted, Some(&mut memo))?;
+            let mut starts = Vec::with_capacity(active.len());
+            let mut at = 0;
+            for (_, search) in &active {
+                starts.push(at);
+                at += search.wanted_count();
+            }
+            let done: Vec<Option<i32>> = active
+                .par_iter_mut()
+                .zip(starts)
+                .map(|((_, search), start)| {
+                    let count = search.wanted_count();
+                    search.run(self, &read[start..start + count])
+                })
+                .collect::<Result<_>>()?;
+            let mut still = Vec::with_capacity(active.len());
+            for ((slot, search), done) in active.into_iter().zip(done) {
+                match done {
+                    Some(value) => values[slot] = value,
+                    None => still.push((slot, search)),
+                }
+            }
+            active = still;
+        }
         Ok(values)
     }
 
-    /// The probes of `positions`, read, in the positions' order.
-    fn read_entries(&self, positions: &[Position]) -> Result<Vec<Probe>> {
+    /// The entries of `positions`, in order, keeping the blocks decoded
+    /// in `memo` if there is one.
+    fn entries(&self, positions: &[Position], memo: Option<&mut BlockMemo>) -> Result<Vec<i32>> {
+        Ok(self
+            .read_entries(positions, memo)?
+            .iter()
+            .map(|probe| probe.symbols[0] as i32)
+            .collect())
+    }
+
+    /// The probes of `positions`, read, in the positions' order (see
+    /// [`Tablebase::fill`]).
+    fn read_entries(
+        &self,
+        positions: &[Position],
+        memo: Option<&mut BlockMemo>,
+    ) -> Result<Vec<Probe>> {
         let mut probes: Vec<Probe> = positions
             .par_iter()
             .enumerate()
             .map(|(slot, pos)| self.probe_of(pos, slot))
             .collect::<Result<_>>()?;
-        self.fill(&mut probes)?;
+        self.fill(&mut probes, memo)?;
         probes.par_sort_unstable_by_key(|p| p.slot);
         Ok(probes)
     }
@@ -357,23 +421,46 @@ impl Tablebase {
     /// Reads the stored symbols of every probe (the first one only for even
     /// tables). Sorts the probes by where they read, and decodes each block
     /// once, up to its last probe, filling its probes in place: no
-    /// allocation per block.
-    fn fill(&self, probes: &mut [Probe]) -> Result<()> {
+    /// allocation per block. With a `memo` (a batch that reads in rounds),
+    /// blocks it holds are not decoded again, and while it has room, blocks
+    /// are decoded whole and kept in it.
+    fn fill(&self, probes: &mut [Probe], memo: Option<&mut BlockMemo>) -> Result<()> {
         let width = self.cycles.symbols_per_position();
         probes.par_sort_unstable_by_key(|p| p.key);
-        probes
+        let keep = memo.as_ref().is_some_and(|memo| memo.has_room());
+        let held = memo.as_deref();
+        let kept: Vec<Option<(u64, Box<[i8]>)>> = probes
             .par_chunk_by_mut(|a, b| a.block_key() == b.block_key())
-            .try_for_each_init(Vec::new, |buffer, group| {
+            .map_init(Vec::new, |buffer, group| {
                 let last = group[group.len() - 1];
-                buffer.resize(last.offset() + width, 0);
-                self.level(last.level())?
-                    .decode_prefix(last.block(), buffer)?;
-                for probe in group.iter_mut() {
-                    let at = probe.offset();
-                    probe.symbols[..width].copy_from_slice(&buffer[at..at + width]);
+                let mut answer = |symbols: &[i8]| {
+                    for probe in group.iter_mut() {
+                        let at = probe.offset();
+                        probe.symbols[..width].copy_from_slice(&symbols[at..at + width]);
+                    }
+                };
+                if let Some(block) = held.and_then(|memo| memo.blocks.get(&last.block_key())) {
+                    answer(block);
+                    return Ok(None);
                 }
-                Ok(())
+                let table = self.level(last.level())?;
+                if keep {
+                    let block = table.decode_block(last.block())?;
+                    answer(&block);
+                    return Ok(Some((last.block_key(), block.into_boxed_slice())));
+                }
+                buffer.resize(last.offset() + width, 0);
+                table.decode_prefix(last.block(), buffer)?;
+                answer(buffer);
+                Ok(None)
             })
+            .collect::<Result<_>>()?;
+        if let Some(memo) = memo {
+            for (key, block) in kept.into_iter().flatten() {
+                memo.keep(key, block);
+            }
+        }
+        Ok(())
     }
 
     /// [`Tablebase::move_values`] of many positions, in order, with every
@@ -630,107 +717,207 @@ pub fn parse_dir_name(name: &str) -> Result<(Rules, Cycles)> {
 /// What a forced tables' directory name adds to the rule-set id.
 const FORCED_SUFFIX: &str = "-forced";
 
-/// The positions a batch of exact values reads: the batch's positions,
-/// then round by round the children of the moves that every position of
-/// a compact table needs searched ([`crate::omission`]), down to levels
-/// that store every value, or positions whose searched moves are none.
-struct SearchClosure {
-    /// The batch's positions first, then each round's children.
-    nodes: Vec<Position>,
-    /// Per round, its searched moves: parent and child node, and the move.
-    rounds: Vec<Vec<SearchEdge>>,
-    /// Terminal nodes of compact tables, with their values.
-    terminals: Vec<(u32, i32)>,
+/// The decoded blocks a batch of values keeps between its rounds of reads
+/// ([`Tablebase::values`]): a search reads a few entries per round, from
+/// all over the tables, so without it most rounds would decode their blocks
+/// again.
+struct BlockMemo {
+    /// Decoded blocks by [`Probe::block_key`].
+    blocks: HashMap<u64, Box<[i8]>, BuildHasherDefault<BlockKeyHasher>>,
+    /// Bytes the blocks hold, and the most they may.
+    bytes: usize,
+    budget: usize,
 }
 
-/// What one chunk of a round of a [`SearchClosure`] found: searched moves
-/// by parent node, and terminal nodes with their values.
-#[derive(Default)]
-struct RoundPart {
-    moves: Vec<(u32, Move)>,
-    terminals: Vec<(u32, i32)>,
-}
+/// The most a [`BlockMemo`] holds: all of oware levels 0–21.
+const BATCH_MEMO_BYTES: usize = 512 << 20;
 
-/// One searched move in a [`SearchClosure`].
-struct SearchEdge {
-    parent: u32,
-    child: u32,
-    searched: Move,
-}
-
-impl SearchClosure {
-    /// The closure of `positions` (which the tables cover).
-    fn of(tb: &Tablebase, positions: &[Position]) -> Result<SearchClosure> {
-        /// Nodes per unit of parallel work.
-        const CHUNK: usize = 4096;
-        let mut closure = SearchClosure {
-            nodes: positions.to_vec(),
-            rounds: Vec::new(),
-            terminals: Vec::new(),
-        };
-        let mut round = 0..positions.len();
-        while !round.is_empty() {
-            let found: Vec<RoundPart> = closure.nodes[round.clone()]
-                .par_chunks(CHUNK)
-                .enumerate()
-                .map(|(chunk, nodes)| {
-                    let first = round.start + chunk * CHUNK;
-                    let mut part = RoundPart::default();
-                    for (i, pos) in nodes.iter().enumerate() {
-                        let node = (first + i) as u32;
-                        if !tb.compact(pos.stones())? {
-                            continue;
-                        }
-                        match tb.rules.successors(pos) {
-                            Successors::Terminal(value) => part.terminals.push((node, value)),
-                            Successors::Moves(moves) => {
-                                let every = omission::searched(pos, index::rank(pos), &moves);
-                                part.moves.extend(
-                                    moves
-                                        .iter()
-                                        .filter(|m| every || m.leaves_level())
-                                        .map(|m| (node, *m)),
-                                );
-                            }
-                        }
-                    }
-                    Ok(part)
-                })
-                .collect::<Result<_>>()?;
-            let next = closure.nodes.len();
-            let mut edges = Vec::new();
-            for part in found {
-                closure.terminals.extend(part.terminals);
-                for (parent, m) in part.moves {
-                    edges.push(SearchEdge {
-                        parent,
-                        child: closure.nodes.len() as u32,
-                        searched: m,
-                    });
-                    closure.nodes.push(m.child);
-                }
-            }
-            closure.rounds.push(edges);
-            round = next..closure.nodes.len();
+impl BlockMemo {
+    fn new(budget: usize) -> BlockMemo {
+        BlockMemo {
+            blocks: HashMap::default(),
+            bytes: 0,
+            budget,
         }
-        Ok(closure)
     }
 
-    /// The exact value of every node, from the entries read for them:
-    /// terminal values, then the rounds' moves from the last round up.
-    fn values(&self, mut entries: Vec<i32>) -> Vec<i32> {
-        for &(node, value) in &self.terminals {
-            entries[node as usize] = value;
+    fn has_room(&self) -> bool {
+        self.bytes < self.budget
+    }
+
+    fn keep(&mut self, key: u64, block: Box<[i8]>) {
+        if self.has_room() {
+            self.bytes += block.len();
+            self.blocks.insert(key, block);
         }
-        for edges in self.rounds.iter().rev() {
-            for edge in edges {
-                let value = edge
-                    .searched
-                    .value_given_child(entries[edge.child as usize]);
-                let parent = &mut entries[edge.parent as usize];
-                *parent = (*parent).max(value);
+    }
+}
+
+/// Hashes a [`Probe::block_key`] with one multiplication: the keys are
+/// not chosen by anyone, and SipHash would cost more than the lookup.
+#[derive(Default)]
+struct BlockKeyHasher(u64);
+
+impl Hasher for BlockKeyHasher {
+    fn finish(&self) -> u64 {
+        // Both halves of the product feed the bucket bits.
+        self.0 ^ (self.0 >> 32)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+
+    fn write_u64(&mut self, key: u64) {
+        self.0 = (self.0 ^ key).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// How a position's value comes from its entry ([`crate::omission`]).
+enum Restore {
+    /// The entry is the value: the table stores every value as it is.
+    Entry,
+    /// The game is over: its terminal value.
+    Terminal(i32),
+    /// The larger of the entry and the best of these moves' values (at
+    /// least one).
+    Search(MoveList),
+}
+
+/// The most a move can be worth, given its child's entry: entries never
+/// exceed values, so `gain − entry(child)` (an extra turn, Kalah, adds the
+/// child's value: no bound).
+fn bound(m: &Move, child_entry: i32) -> i32 {
+    if m.extra_turn {
+        i32::MAX
+    } else {
+        m.value_given_child(child_entry)
+    }
+}
+
+/// One value of a batch ([`Tablebase::values`]) being restored: the search
+/// of [`Tablebase::value_from_entry`] as a stack of positions, which stops
+/// whenever it needs entries, so that a batch reads those of all its
+/// searches in one pass.
+struct Search {
+    stack: Vec<Frame>,
+}
+
+/// A position on a [`Search`]'s stack. Its moves are kept as pits and
+/// played again when needed: a batch holds a search per value.
+struct Frame {
+    pos: Position,
+    /// The best value found so far, starting with its entry.
+    best: i32,
+    /// Its restoring moves' pits, each with its bound and its child's
+    /// entry once read, then in order of bound, best first.
+    moves: [(i16, u8, i8); MAX_PITS],
+    len: u8,
+    /// The next move to look at; the one before it is being searched.
+    next: u8,
+    /// Whether the children's entries are read.
+    read: bool,
+}
+
+impl Frame {
+    fn new(pos: Position, entry: i32, restoring: &MoveList) -> Frame {
+        let mut moves = [(0, 0, 0); MAX_PITS];
+        for (slot, m) in moves.iter_mut().zip(restoring.iter()) {
+            slot.1 = m.pit;
+        }
+        Frame {
+            pos,
+            best: entry,
+            moves,
+            len: restoring.len() as u8,
+            next: 0,
+            read: false,
+        }
+    }
+
+    /// The move of `pit`, one of the position's restoring moves.
+    fn play(&self, rules: &Rules, pit: u8) -> Move {
+        rules
+            .play(&self.pos, pit as usize)
+            .expect("a restoring move is legal")
+    }
+}
+
+impl Search {
+    /// The search of `pos`, with `entry` and (at least one) restoring
+    /// `moves`.
+    fn new(pos: Position, entry: i32, moves: &MoveList) -> Search {
+        Search {
+            stack: vec![Frame::new(pos, entry, moves)],
+        }
+    }
+
+    /// How many entries the search waits for.
+    fn wanted_count(&self) -> usize {
+        self.stack
+            .last()
+            .filter(|top| !top.read)
+            .map_or(0, |top| top.len as usize)
+    }
+
+    /// The positions whose entries the search waits for.
+    fn wanted<'a>(&'a self, rules: &'a Rules) -> impl Iterator<Item = Position> + 'a {
+        let top = self.stack.last().filter(|top| !top.read);
+        top.into_iter().flat_map(move |top| {
+            top.moves[..top.len as usize]
+                .iter()
+                .map(move |&(_, pit, _)| top.play(rules, pit).child)
+        })
+    }
+
+    /// Goes on with the entries of [`Search::wanted`] read, until it wants
+    /// more (`None`) or has the value.
+    fn run(&mut self, tb: &Tablebase, read: &[i32]) -> Result<Option<i32>> {
+        let mut read = Some(read);
+        loop {
+            let top = self.stack.last_mut().expect("a search has a position");
+            let len = top.len as usize;
+            if !top.read {
+                let Some(entries) = read.take() else {
+                    return Ok(None);
+                };
+                for (i, &entry) in entries.iter().enumerate() {
+                    let pit = top.moves[i].1;
+                    let m = top.play(&tb.rules, pit);
+                    let bound = bound(&m, entry).min(i16::MAX as i32) as i16;
+                    top.moves[i] = (bound, pit, entry as i8);
+                }
+                top.moves[..len].sort_unstable_by_key(|&(b, _, _)| std::cmp::Reverse(b));
+                top.read = true;
+            }
+            match top.moves[..len].get(top.next as usize) {
+                Some(&(bound, pit, child_entry)) if bound as i32 > top.best => {
+                    top.next += 1;
+                    let m = top.play(&tb.rules, pit);
+                    let child_entry = child_entry as i32;
+                    match tb.restore(&m.child)? {
+                        Restore::Entry => top.best = top.best.max(m.value_given_child(child_entry)),
+                        Restore::Terminal(value) => {
+                            top.best = top.best.max(m.value_given_child(value))
+                        }
+                        Restore::Search(moves) => {
+                            self.stack.push(Frame::new(m.child, child_entry, &moves))
+                        }
+                    }
+                }
+                _ => {
+                    let value = top.best;
+                    self.stack.pop();
+                    let Some(parent) = self.stack.last_mut() else {
+                        return Ok(Some(value));
+                    };
+                    let (_, pit, _) = parent.moves[parent.next as usize - 1];
+                    let m = parent.play(&tb.rules, pit);
+                    parent.best = parent.best.max(m.value_given_child(value));
+                }
             }
         }
-        entries
     }
 }
