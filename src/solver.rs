@@ -30,7 +30,10 @@
 //! ([`SolvedLevels::push_mapped`]), so a level far larger than the lower
 //! levels' RAM footprint still builds.
 
-use std::sync::atomic::{AtomicI8, AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicI8, AtomicU8,
+    Ordering::{Acquire, Relaxed, Release},
+};
 
 use memmap2::Mmap;
 
@@ -370,112 +373,75 @@ fn look_one_ply(rules: &Rules, n: u32, pos: &Position, rank: u64, lower: &Solved
     }
 }
 
-/// Marks a position [`restore_values`] does not search.
-const NOT_SEARCHED: u8 = u8::MAX;
-/// The last wave of [`restore_values`]: positions no move leads to.
-const UNREACHABLE_WAVE: u8 = u8::MAX - 1;
-
 /// Restores the values a compact table left out ([`crate::omission`]):
 /// `stored` holds level `n`'s entries, each at most its value, and becomes
 /// its values; `lower` holds the levels below.
 ///
 /// First every position gets the larger of its entry and its best exit (or
-/// its terminal value), which is final unless it is searched. Searched
-/// positions then take the best of their moves in waves, by the number of
-/// stones on the mover's side: a searched child of the same level has fewer
-/// (done in an earlier wave), or as many and a lower rank (done in rank
-/// order after the rest of the wave). Positions no move leads to go last.
+/// its terminal value), which is final unless it is searched. Then each
+/// searched position takes the best of that and its same-level moves,
+/// searching first, depth first, any searched child not done yet: searched
+/// children descend ([`crate::omission`]), so this ends. Two threads may
+/// search the same child at once; both find the same value.
 pub fn restore_values(rules: &Rules, n: u32, stored: &mut [i8], lower: &SolvedLevels) {
     let index = LevelIndex::new(rules.pits(), n);
-    let mut waves = vec![NOT_SEARCHED; stored.len()];
-    stored
+    let pending: Vec<AtomicBool> = stored
         .par_chunks_mut(CHUNK)
-        .zip(waves.par_chunks_mut(CHUNK))
         .enumerate()
-        .for_each(|(chunk, (values, waves))| {
+        .flat_map_iter(|(chunk, values)| {
             let first = (chunk * CHUNK) as u64;
             let positions = index.positions_from(first);
-            for (i, ((value, wave), pos)) in values
-                .iter_mut()
-                .zip(waves.iter_mut())
-                .zip(positions)
-                .enumerate()
-            {
+            let mut pending = Vec::with_capacity(values.len());
+            for (i, (value, pos)) in values.iter_mut().zip(positions).enumerate() {
                 let look = look_one_ply(rules, n, &pos, first + i as u64, lower);
                 *value = (*value).max(look.best_exit);
-                if look.searched {
-                    *wave = if omission::unreachable_by_moves(&pos) {
-                        UNREACHABLE_WAVE
-                    } else {
-                        pos.mover_stones() as u8
-                    };
+                pending.push(AtomicBool::new(look.searched));
+            }
+            pending
+        })
+        .collect();
+    // SAFETY: `AtomicI8` has the same size, alignment and bit validity as
+    // `i8`, and `stored` is borrowed mutably for as long as this view lives.
+    let values: &[AtomicI8] = unsafe { &*(stored as *mut [i8] as *const [AtomicI8]) };
+    pending
+        .par_chunks(CHUNK)
+        .enumerate()
+        .for_each(|(chunk, flags)| {
+            let positions = index.positions_from((chunk * CHUNK) as u64);
+            for (i, (flag, pos)) in flags.iter().zip(positions).enumerate() {
+                if flag.load(Acquire) {
+                    search_same_level(rules, chunk * CHUNK + i, &pos, values, &pending);
                 }
             }
         });
-    for wave in (0..=n as u8).chain([UNREACHABLE_WAVE]) {
-        search_wave(rules, &index, wave, stored, &waves, lower);
-    }
 }
 
-/// One wave of [`restore_values`]: every position of `wave` takes the best
-/// of its moves' values, in parallel except those with a same-level child
-/// in the same wave, which follow in rank order.
-fn search_wave(
+/// The value of the searched position `pos`, at `at`: the larger of what
+/// it holds and the best of its same-level moves, searching pending
+/// children first. Stores it and clears `pending[at]`.
+fn search_same_level(
     rules: &Rules,
-    index: &LevelIndex,
-    wave: u8,
-    values: &mut [i8],
-    waves: &[u8],
-    lower: &SolvedLevels,
-) {
-    let n = index.stones();
-    // The best move's value, and whether a same-level child is in this
-    // wave (its value may not be final yet).
-    let best_move = |values: &[i8], pos: &Position| -> (i8, bool) {
-        let mut best = i32::MIN;
-        let mut waits = false;
-        rules.for_each_move(pos, |m| {
-            let child_value = if m.leaves_level() {
-                lower.level(n - m.gain as u32)[index::rank(&m.child) as usize]
-            } else {
-                let at = index::rank(&m.child) as usize;
-                waits |= waves[at] == wave;
-                values[at]
-            };
-            best = best.max(m.value_given_child(child_value as i32));
-        });
-        (best as i8, waits)
-    };
-    let settled: &[i8] = values;
-    // Per position of the wave: its best move, and whether it must wait.
-    let found: Vec<Vec<(usize, i8, bool)>> = waves
-        .par_chunks(CHUNK)
-        .enumerate()
-        .map(|(chunk, waves)| {
-            let in_wave = waves.iter().enumerate().filter(|&(_, &w)| w == wave);
-            in_wave
-                .map(|(i, _)| {
-                    let at = chunk * CHUNK + i;
-                    let (best, waits) = best_move(settled, &index.unrank(at as u64));
-                    (at, best, waits)
-                })
-                .collect()
-        })
-        .collect();
-    let found = found.into_iter().flatten();
-    let mut waiting = Vec::new();
-    for (at, best, waits) in found {
-        if waits {
-            waiting.push(at);
-        } else {
-            values[at] = values[at].max(best);
+    at: usize,
+    pos: &Position,
+    values: &[AtomicI8],
+    pending: &[AtomicBool],
+) -> i8 {
+    let mut best = values[at].load(Relaxed) as i32;
+    rules.for_each_move(pos, |m| {
+        if m.leaves_level() {
+            return;
         }
-    }
-    // Their same-wave children rank lower, so are done by now.
-    for at in waiting {
-        let (best, _) = best_move(values, &index.unrank(at as u64));
-        values[at] = values[at].max(best);
-    }
+        let child = index::rank(&m.child) as usize;
+        let child_value = if pending[child].load(Acquire) {
+            search_same_level(rules, child, &m.child, values, pending)
+        } else {
+            values[child].load(Relaxed)
+        };
+        best = best.max(m.value_given_child(child_value as i32));
+    });
+    values[at].store(best as i8, Relaxed);
+    pending[at].store(false, Release);
+    best as i8
 }
 
 /// Phase 2: threshold propagation from `s = first_threshold` down to 1
