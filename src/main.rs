@@ -114,9 +114,9 @@ struct BuildArgs {
     /// Rebuild levels whose files are already present and valid.
     #[arg(long)]
     force: bool,
-    /// How even tables store values: `compact` (oware family: a position
-    /// whose value a capture gives stores a cheaper entry, restored at probe
-    /// time; a fifth smaller) or `full` (every value; fastest batches).
+    /// How even tables store values: `compact` (oware family: values a
+    /// one-ply look restores at probe time are left out; 42% smaller) or
+    /// `full` (every value; fastest probes and batches).
     #[arg(long, default_value = "compact", value_parser = parse_encoding)]
     encoding: Encoding,
     /// Save a long level's progress this often (minutes; 0 = never), so a

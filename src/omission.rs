@@ -29,9 +29,13 @@
 //! position's same-level children are either not searched (their restoring
 //! moves leave the level) or reached by descending, which orders them by
 //! (mover's stones, rank); unreachable positions are nobody's child; levels
-//! only fall. About two in five oware positions are searched, and with the
-//! captures that decide a value they take oware levels 0–20 from 3.5 to
-//! about 2 bits a position; a random probe reads about 2.7 entries.
+//! only fall.
+//!
+//! About two in five oware positions are searched, and a third have their
+//! value from a capture; with both, oware levels 0–20 take 2.04 bits a
+//! position (3.53 storing every value, 2.77 leaving out only what captures
+//! give). Other cheap orders tried (ties left unbroken or broken by a hash
+//! of the rank, empty pits counted as well) change the size by under 5%.
 
 use crate::index;
 use crate::position::Position;

@@ -348,8 +348,10 @@ impl Tablebase {
             }
         }
         // Round by round, every search reads the children's entries its
-        // current position needs, all in one pass over the blocks.
-        while !active.is_empty() {
+        // current position needs, all in one pass over the blocks; the last
+        // few searches go on alone, reading through the block cache, rather
+        // than paying a round each for a handful of reads.
+        while active.len() > BATCH_TAIL {
             let wanted: Vec<Position> = active
                 .par_iter()
                 .flat_map_iter(|(_, search)| search.wanted(&self.rules))
@@ -377,6 +379,13 @@ impl Tablebase {
                 }
             }
             active = still;
+        }
+        let finished: Vec<i32> = active
+            .par_iter_mut()
+            .map(|(_, search)| search.finish(self))
+            .collect::<Result<_>>()?;
+        for (&(slot, _), value) in active.iter().zip(finished) {
+            values[slot] = value;
         }
         Ok(values)
     }
@@ -729,6 +738,10 @@ struct BlockMemo {
     budget: usize,
 }
 
+/// Below this many searches, a batch finishes them one by one
+/// ([`Search::finish`]).
+const BATCH_TAIL: usize = 4096;
+
 /// The most a [`BlockMemo`] holds: all of oware levels 0–21.
 const BATCH_MEMO_BYTES: usize = 512 << 20;
 
@@ -870,6 +883,19 @@ impl Search {
                 .iter()
                 .map(move |&(_, pit, _)| top.play(rules, pit).child)
         })
+    }
+
+    /// Runs the search to its end, reading entries one by one.
+    fn finish(&mut self, tb: &Tablebase) -> Result<i32> {
+        loop {
+            let read = self
+                .wanted(&tb.rules)
+                .map(|pos| tb.entry(&pos))
+                .collect::<Result<Vec<i32>>>()?;
+            if let Some(value) = self.run(tb, &read)? {
+                return Ok(value);
+            }
+        }
     }
 
     /// Goes on with the entries of [`Search::wanted`] read, until it wants
