@@ -1,7 +1,5 @@
 //! Probing: exact values from memory-mapped tables.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -202,14 +200,7 @@ impl Tablebase {
     pub fn value(&self, pos: &Position) -> Result<i32> {
         self.expect_cycles(Cycles::Even)?;
         let entry = self.entry(pos)?;
-        self.value_from_entry(pos, entry)
-    }
-
-    /// The entry an even table stores for `pos`: its value, or if the table
-    /// is compact, at most its value ([`crate::omission`]).
-    fn entry(&self, pos: &Position) -> Result<i32> {
-        let (n, block, offset) = self.locate(pos)?;
-        Ok(self.symbols_at(n, block, offset, 1)?[0] as i32)
+        self.value_from_entry(self, pos, entry)
     }
 
     /// The value of `pos` from its entry: the entry itself, or where the
@@ -217,7 +208,7 @@ impl Tablebase {
     /// restoring moves ([`crate::omission`]). They are searched best bound
     /// first ([`bound`]): once a bound is no better than the best value
     /// found, the rest are skipped.
-    fn value_from_entry(&self, pos: &Position, entry: i32) -> Result<i32> {
+    fn value_from_entry(&self, entries: &impl Entries, pos: &Position, entry: i32) -> Result<i32> {
         let moves = match self.restore(pos)? {
             Restore::Entry => return Ok(entry),
             Restore::Terminal(value) => return Ok(value),
@@ -227,7 +218,7 @@ impl Tablebase {
         // hot paths.
         let mut searched = [(0i32, 0usize, 0i32); MAX_PITS];
         for (i, m) in moves.iter().enumerate() {
-            let child_entry = self.entry(&m.child)?;
+            let child_entry = entries.entry(&m.child)?;
             searched[i] = (bound(m, child_entry), i, child_entry);
         }
         let searched = &mut searched[..moves.len()];
@@ -238,7 +229,7 @@ impl Tablebase {
                 break;
             }
             let m = &moves[i];
-            let child = self.value_from_entry(&m.child, child_entry)?;
+            let child = self.value_from_entry(entries, &m.child, child_entry)?;
             best = best.max(m.value_given_child(child));
         }
         Ok(best)
@@ -285,7 +276,7 @@ impl Tablebase {
     ) -> Result<Vec<(Bounds, Vec<MoveBounds>)>> {
         self.expect_cycles(Cycles::Forced)?;
         let bounds_of = |positions: &[Position]| {
-            self.read_entries(positions, None)?
+            self.read_entries(positions)?
                 .iter()
                 .map(|probe| {
                     let table = self.level(probe.level())?;
@@ -326,93 +317,47 @@ impl Tablebase {
     pub fn values(&self, positions: &[Position]) -> Result<Vec<i32>> {
         self.expect_cycles(Cycles::Even)?;
         positions.par_iter().try_for_each(|pos| self.check(pos))?;
-        let mut memo = BlockMemo::new(BATCH_MEMO_BYTES);
-        let entries = self.entries(positions, Some(&mut memo))?;
-        let started: Vec<std::result::Result<i32, Search>> = positions
-            .par_iter()
-            .zip(entries)
-            .map(|(pos, entry)| {
-                Ok(match self.restore(pos)? {
-                    Restore::Entry => Ok(entry),
-                    Restore::Terminal(value) => Ok(value),
-                    Restore::Search(moves) => Err(Search::new(*pos, entry, &moves)),
-                })
+        let entries = self.entries(positions)?;
+        let searched: Vec<usize> = (0..positions.len())
+            .into_par_iter()
+            .filter_map(|i| match self.compact(positions[i].stones()) {
+                Ok(true) => Some(Ok(i)),
+                Ok(false) => None,
+                Err(e) => Some(Err(e)),
             })
             .collect::<Result<_>>()?;
-        let mut values = vec![0i32; positions.len()];
-        let mut active = Vec::new();
-        for (slot, start) in started.into_iter().enumerate() {
-            match start {
-                Ok(value) => values[slot] = value,
-                Err(search) => active.push((slot, search)),
-            }
+        if searched.is_empty() {
+            return Ok(entries);
         }
-        // Round by round, every search reads the children's entries its
-        // current position needs, all in one pass over the blocks; the last
-        // few searches go on alone, reading through the block cache, rather
-        // than paying a round each for a handful of reads.
-        while active.len() > BATCH_TAIL {
-            let wanted: Vec<Position> = active
-                .par_iter()
-                .flat_map_iter(|(_, search)| search.wanted(&self.rules))
-                .collect();
-            let read = self.entries(&wanted, Some(&mut memo))?;
-            let mut starts = Vec::with_capacity(active.len());
-            let mut at = 0;
-            for (_, search) in &active {
-                starts.push(at);
-                at += search.wanted_count();
-            }
-            let done: Vec<Option<i32>> = active
-                .par_iter_mut()
-                .zip(starts)
-                .map(|((_, search), start)| {
-                    let count = search.wanted_count();
-                    search.run(self, &read[start..start + count])
-                })
-                .collect::<Result<_>>()?;
-            let mut still = Vec::with_capacity(active.len());
-            for ((slot, search), done) in active.into_iter().zip(done) {
-                match done {
-                    Some(value) => values[slot] = value,
-                    None => still.push((slot, search)),
-                }
-            }
-            active = still;
-        }
-        let finished: Vec<i32> = active
-            .par_iter_mut()
-            .map(|(_, search)| search.finish(self))
+        let decoded = DecodedLevels::for_batch(self, positions, searched.len())?;
+        let restored: Vec<i32> = searched
+            .par_iter()
+            .map(|&i| self.value_from_entry(&decoded, &positions[i], entries[i]))
             .collect::<Result<_>>()?;
-        for (&(slot, _), value) in active.iter().zip(finished) {
-            values[slot] = value;
+        let mut values = entries;
+        for (&i, value) in searched.iter().zip(restored) {
+            values[i] = value;
         }
         Ok(values)
     }
 
-    /// The entries of `positions`, in order, keeping the blocks decoded
-    /// in `memo` if there is one.
-    fn entries(&self, positions: &[Position], memo: Option<&mut BlockMemo>) -> Result<Vec<i32>> {
+    /// The entries of `positions`, in order.
+    fn entries(&self, positions: &[Position]) -> Result<Vec<i32>> {
         Ok(self
-            .read_entries(positions, memo)?
+            .read_entries(positions)?
             .iter()
             .map(|probe| probe.symbols[0] as i32)
             .collect())
     }
 
-    /// The probes of `positions`, read, in the positions' order (see
-    /// [`Tablebase::fill`]).
-    fn read_entries(
-        &self,
-        positions: &[Position],
-        memo: Option<&mut BlockMemo>,
-    ) -> Result<Vec<Probe>> {
+    /// The probes of `positions`, read, in the positions' order.
+    fn read_entries(&self, positions: &[Position]) -> Result<Vec<Probe>> {
         let mut probes: Vec<Probe> = positions
             .par_iter()
             .enumerate()
             .map(|(slot, pos)| self.probe_of(pos, slot))
             .collect::<Result<_>>()?;
-        self.fill(&mut probes, memo)?;
+        self.fill(&mut probes)?;
         probes.par_sort_unstable_by_key(|p| p.slot);
         Ok(probes)
     }
@@ -430,46 +375,23 @@ impl Tablebase {
     /// Reads the stored symbols of every probe (the first one only for even
     /// tables). Sorts the probes by where they read, and decodes each block
     /// once, up to its last probe, filling its probes in place: no
-    /// allocation per block. With a `memo` (a batch that reads in rounds),
-    /// blocks it holds are not decoded again, and while it has room, blocks
-    /// are decoded whole and kept in it.
-    fn fill(&self, probes: &mut [Probe], memo: Option<&mut BlockMemo>) -> Result<()> {
+    /// allocation per block.
+    fn fill(&self, probes: &mut [Probe]) -> Result<()> {
         let width = self.cycles.symbols_per_position();
         probes.par_sort_unstable_by_key(|p| p.key);
-        let keep = memo.as_ref().is_some_and(|memo| memo.has_room());
-        let held = memo.as_deref();
-        let kept: Vec<Option<(u64, Box<[i8]>)>> = probes
+        probes
             .par_chunk_by_mut(|a, b| a.block_key() == b.block_key())
-            .map_init(Vec::new, |buffer, group| {
+            .try_for_each_init(Vec::new, |buffer, group| {
                 let last = group[group.len() - 1];
-                let mut answer = |symbols: &[i8]| {
-                    for probe in group.iter_mut() {
-                        let at = probe.offset();
-                        probe.symbols[..width].copy_from_slice(&symbols[at..at + width]);
-                    }
-                };
-                if let Some(block) = held.and_then(|memo| memo.blocks.get(&last.block_key())) {
-                    answer(block);
-                    return Ok(None);
-                }
-                let table = self.level(last.level())?;
-                if keep {
-                    let block = table.decode_block(last.block())?;
-                    answer(&block);
-                    return Ok(Some((last.block_key(), block.into_boxed_slice())));
-                }
                 buffer.resize(last.offset() + width, 0);
-                table.decode_prefix(last.block(), buffer)?;
-                answer(buffer);
-                Ok(None)
+                self.level(last.level())?
+                    .decode_prefix(last.block(), buffer)?;
+                for probe in group.iter_mut() {
+                    let at = probe.offset();
+                    probe.symbols[..width].copy_from_slice(&buffer[at..at + width]);
+                }
+                Ok(())
             })
-            .collect::<Result<_>>()?;
-        if let Some(memo) = memo {
-            for (key, block) in kept.into_iter().flatten() {
-                memo.keep(key, block);
-            }
-        }
-        Ok(())
     }
 
     /// [`Tablebase::move_values`] of many positions, in order, with every
@@ -726,65 +648,68 @@ pub fn parse_dir_name(name: &str) -> Result<(Rules, Cycles)> {
 /// What a forced tables' directory name adds to the rule-set id.
 const FORCED_SUFFIX: &str = "-forced";
 
-/// The decoded blocks a batch of values keeps between its rounds of reads
-/// ([`Tablebase::values`]): a search reads a few entries per round, from
-/// all over the tables, so without it most rounds would decode their blocks
-/// again.
-struct BlockMemo {
-    /// Decoded blocks by [`Probe::block_key`].
-    blocks: HashMap<u64, Box<[i8]>, BuildHasherDefault<BlockKeyHasher>>,
-    /// Bytes the blocks hold, and the most they may.
-    bytes: usize,
-    budget: usize,
+/// Where a probe's search reads entries ([`Tablebase::value_from_entry`]).
+trait Entries: Sync {
+    /// The entry stored for `pos`: its value, or if its table is compact, at
+    /// most its value ([`crate::omission`]).
+    fn entry(&self, pos: &Position) -> Result<i32>;
 }
 
-/// Below this many searches, a batch finishes them one by one
-/// ([`Search::finish`]).
-const BATCH_TAIL: usize = 4096;
-
-/// The most a [`BlockMemo`] holds: all of oware levels 0–21.
-const BATCH_MEMO_BYTES: usize = 512 << 20;
-
-impl BlockMemo {
-    fn new(budget: usize) -> BlockMemo {
-        BlockMemo {
-            blocks: HashMap::default(),
-            bytes: 0,
-            budget,
-        }
-    }
-
-    fn has_room(&self) -> bool {
-        self.bytes < self.budget
-    }
-
-    fn keep(&mut self, key: u64, block: Box<[i8]>) {
-        if self.has_room() {
-            self.bytes += block.len();
-            self.blocks.insert(key, block);
-        }
+impl Entries for Tablebase {
+    /// Through the block cache.
+    fn entry(&self, pos: &Position) -> Result<i32> {
+        let (n, block, offset) = self.locate(pos)?;
+        Ok(self.symbols_at(n, block, offset, 1)?[0] as i32)
     }
 }
 
-/// Hashes a [`Probe::block_key`] with one multiplication: the keys are
-/// not chosen by anyone, and SipHash would cost more than the lookup.
-#[derive(Default)]
-struct BlockKeyHasher(u64);
+/// The levels a batch of values decodes whole before it searches
+/// ([`Tablebase::values`]): a search reads several entries a value, from all
+/// over the tables, and a large batch reads most blocks of the smaller
+/// levels many times over. Other levels are read through the block cache.
+struct DecodedLevels<'a> {
+    tb: &'a Tablebase,
+    /// Every entry of level `n`, if decoded.
+    levels: Vec<Option<Vec<i8>>>,
+}
 
-impl Hasher for BlockKeyHasher {
-    fn finish(&self) -> u64 {
-        // Both halves of the product feed the bucket bits.
-        self.0 ^ (self.0 >> 32)
-    }
+/// Levels of up to this many positions per value of a batch are decoded
+/// whole: a probe decodes half a block, a search reads a few entries.
+const DECODE_POSITIONS_PER_VALUE: u64 = 64;
+/// The most a batch decodes whole: all of oware levels 0–21.
+const BATCH_DECODE_BYTES: u64 = 512 << 20;
 
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
+impl<'a> DecodedLevels<'a> {
+    /// Decodes, from level 0 up, the compact levels at or below the highest
+    /// of `positions` that are small next to `values` searches, within
+    /// [`BATCH_DECODE_BYTES`].
+    fn for_batch(tb: &'a Tablebase, positions: &[Position], values: usize) -> Result<Self> {
+        let top = positions.iter().map(Position::stones).max().unwrap_or(0);
+        let most = values as u64 * DECODE_POSITIONS_PER_VALUE;
+        let mut levels = Vec::new();
+        let mut bytes = 0;
+        for n in 0..=top {
+            let table = tb.level(n)?;
+            let count = table.header().positions;
+            let decode =
+                table.header().compact() && count <= most && bytes + count <= BATCH_DECODE_BYTES;
+            levels.push(if decode {
+                bytes += count;
+                Some(table.decode_all()?)
+            } else {
+                None
+            });
         }
+        Ok(DecodedLevels { tb, levels })
     }
+}
 
-    fn write_u64(&mut self, key: u64) {
-        self.0 = (self.0 ^ key).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+impl Entries for DecodedLevels<'_> {
+    fn entry(&self, pos: &Position) -> Result<i32> {
+        match self.levels.get(pos.stones() as usize) {
+            Some(Some(entries)) => Ok(entries[index::rank(pos) as usize] as i32),
+            _ => self.tb.entry(pos),
+        }
     }
 }
 
@@ -807,143 +732,5 @@ fn bound(m: &Move, child_entry: i32) -> i32 {
         i32::MAX
     } else {
         m.value_given_child(child_entry)
-    }
-}
-
-/// One value of a batch ([`Tablebase::values`]) being restored: the search
-/// of [`Tablebase::value_from_entry`] as a stack of positions, which stops
-/// whenever it needs entries, so that a batch reads those of all its
-/// searches in one pass.
-struct Search {
-    stack: Vec<Frame>,
-}
-
-/// A position on a [`Search`]'s stack. Its moves are kept as pits and
-/// played again when needed: a batch holds a search per value.
-struct Frame {
-    pos: Position,
-    /// The best value found so far, starting with its entry.
-    best: i32,
-    /// Its restoring moves' pits, each with its bound and its child's
-    /// entry once read, then in order of bound, best first.
-    moves: [(i16, u8, i8); MAX_PITS],
-    len: u8,
-    /// The next move to look at; the one before it is being searched.
-    next: u8,
-    /// Whether the children's entries are read.
-    read: bool,
-}
-
-impl Frame {
-    fn new(pos: Position, entry: i32, restoring: &MoveList) -> Frame {
-        let mut moves = [(0, 0, 0); MAX_PITS];
-        for (slot, m) in moves.iter_mut().zip(restoring.iter()) {
-            slot.1 = m.pit;
-        }
-        Frame {
-            pos,
-            best: entry,
-            moves,
-            len: restoring.len() as u8,
-            next: 0,
-            read: false,
-        }
-    }
-
-    /// The move of `pit`, one of the position's restoring moves.
-    fn play(&self, rules: &Rules, pit: u8) -> Move {
-        rules
-            .play(&self.pos, pit as usize)
-            .expect("a restoring move is legal")
-    }
-}
-
-impl Search {
-    /// The search of `pos`, with `entry` and (at least one) restoring
-    /// `moves`.
-    fn new(pos: Position, entry: i32, moves: &MoveList) -> Search {
-        Search {
-            stack: vec![Frame::new(pos, entry, moves)],
-        }
-    }
-
-    /// How many entries the search waits for.
-    fn wanted_count(&self) -> usize {
-        self.stack
-            .last()
-            .filter(|top| !top.read)
-            .map_or(0, |top| top.len as usize)
-    }
-
-    /// The positions whose entries the search waits for.
-    fn wanted<'a>(&'a self, rules: &'a Rules) -> impl Iterator<Item = Position> + 'a {
-        let top = self.stack.last().filter(|top| !top.read);
-        top.into_iter().flat_map(move |top| {
-            top.moves[..top.len as usize]
-                .iter()
-                .map(move |&(_, pit, _)| top.play(rules, pit).child)
-        })
-    }
-
-    /// Runs the search to its end, reading entries one by one.
-    fn finish(&mut self, tb: &Tablebase) -> Result<i32> {
-        loop {
-            let read = self
-                .wanted(&tb.rules)
-                .map(|pos| tb.entry(&pos))
-                .collect::<Result<Vec<i32>>>()?;
-            if let Some(value) = self.run(tb, &read)? {
-                return Ok(value);
-            }
-        }
-    }
-
-    /// Goes on with the entries of [`Search::wanted`] read, until it wants
-    /// more (`None`) or has the value.
-    fn run(&mut self, tb: &Tablebase, read: &[i32]) -> Result<Option<i32>> {
-        let mut read = Some(read);
-        loop {
-            let top = self.stack.last_mut().expect("a search has a position");
-            let len = top.len as usize;
-            if !top.read {
-                let Some(entries) = read.take() else {
-                    return Ok(None);
-                };
-                for (i, &entry) in entries.iter().enumerate() {
-                    let pit = top.moves[i].1;
-                    let m = top.play(&tb.rules, pit);
-                    let bound = bound(&m, entry).min(i16::MAX as i32) as i16;
-                    top.moves[i] = (bound, pit, entry as i8);
-                }
-                top.moves[..len].sort_unstable_by_key(|&(b, _, _)| std::cmp::Reverse(b));
-                top.read = true;
-            }
-            match top.moves[..len].get(top.next as usize) {
-                Some(&(bound, pit, child_entry)) if bound as i32 > top.best => {
-                    top.next += 1;
-                    let m = top.play(&tb.rules, pit);
-                    let child_entry = child_entry as i32;
-                    match tb.restore(&m.child)? {
-                        Restore::Entry => top.best = top.best.max(m.value_given_child(child_entry)),
-                        Restore::Terminal(value) => {
-                            top.best = top.best.max(m.value_given_child(value))
-                        }
-                        Restore::Search(moves) => {
-                            self.stack.push(Frame::new(m.child, child_entry, &moves))
-                        }
-                    }
-                }
-                _ => {
-                    let value = top.best;
-                    self.stack.pop();
-                    let Some(parent) = self.stack.last_mut() else {
-                        return Ok(Some(value));
-                    };
-                    let (_, pit, _) = parent.moves[parent.next as usize - 1];
-                    let m = parent.play(&tb.rules, pit);
-                    parent.best = parent.best.max(m.value_given_child(value));
-                }
-            }
-        }
     }
 }

@@ -991,6 +991,11 @@ fn batched_probes_match_single_probes() {
         assert_eq!(value, solved.value(pos), "{pos}");
         assert_eq!(moves, tb.move_values(pos).unwrap(), "{pos}");
     }
+    // Small batches decode no level whole: their searches read blocks.
+    for few in positions.chunks(3).step_by(101) {
+        let expected: Vec<i32> = few.iter().map(|pos| solved.value(pos)).collect();
+        assert_eq!(tb.values(few).unwrap(), expected);
+    }
     positions.push(some_position(6, 7));
     assert!(matches!(
         tb.values(&positions),
