@@ -1,7 +1,9 @@
 //! Probe speed: values read back from memory-mapped table files.
 //!
 //! Setup (not measured): Oware tables with 6 pits per side are built for
-//! levels 0..=14 into a temporary directory, a `Tablebase` is opened on it,
+//! levels 0..=14 into a temporary directory, once with each encoding
+//! (`full` and `compact`, one benchmark group each), a `Tablebase` is
+//! opened on it,
 //! and 100,000 random positions of levels 8..=14 are drawn with a fixed-seed
 //! xorshift generator (level uniform, then a uniform index of that level,
 //! unranked), so every run probes the same positions. One full pass over
@@ -25,6 +27,7 @@ use std::time::Duration;
 use criterion::{black_box, criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use mancala_tb::build::{build, BuildOptions, Quiet};
 use mancala_tb::index::LevelIndex;
+use mancala_tb::table::Encoding;
 use mancala_tb::{Position, Rules, Successors, Tablebase, Variant};
 
 const MAX_STONES: u32 = 14;
@@ -70,10 +73,14 @@ struct Fixture {
     positions: Vec<Position>,
 }
 
-fn fixture() -> Fixture {
+fn fixture(encoding: Encoding) -> Fixture {
     let rules = Rules::new(Variant::Oware, 6).expect("valid rules");
     let dir = tempfile::tempdir().expect("temporary directory");
-    build(&BuildOptions::new(dir.path(), rules, MAX_STONES), &Quiet).expect("build tables");
+    let options = BuildOptions {
+        encoding,
+        ..BuildOptions::new(dir.path(), rules, MAX_STONES)
+    };
+    build(&options, &Quiet).expect("build tables");
     let tablebase = Tablebase::open(dir.path(), rules).expect("open tables");
     assert_eq!(tablebase.max_level(), Some(MAX_STONES));
     let positions = random_positions(rules.pits(), POSITIONS);
@@ -104,14 +111,19 @@ fn fixture() -> Fixture {
 }
 
 fn probes(c: &mut Criterion) {
+    probes_of(c, Encoding::Full, "probe/oware-6-full");
+    probes_of(c, Encoding::Compact, "probe/oware-6-compact");
+}
+
+fn probes_of(c: &mut Criterion, encoding: Encoding, name: &str) {
     let Fixture {
         _dir,
         tablebase,
         positions,
-    } = fixture();
+    } = fixture(encoding);
     let tb = &tablebase;
 
-    let mut group = c.benchmark_group("probe/oware-6");
+    let mut group = c.benchmark_group(name);
     group
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(5));

@@ -24,8 +24,8 @@
 //!
 //! The header's `value_encoding` says what an even table's entries are:
 //! `rans-order1-11`, every position's value ([`Encoding::Full`]);
-//! `rans-order1-11-one-ply` ([`Encoding::Compact`], the default for the
-//! Oware family), an entry at most the value, from which a reader restores
+//! `rans-order1-11-one-ply` ([`Encoding::Compact`], Oware family only), an
+//! entry at most the value, from which a reader restores
 //! the value with a one-ply look ([`crate::omission`]): the larger of the
 //! entry and the best of the position's captures, or of all its moves where
 //! it is searched. Wherever that look gives the value, the entry is free,
@@ -89,9 +89,9 @@ pub enum Encoding {
     /// 2.04 bits a position instead of 3.53, and a probe searches a few
     /// positions instead of reading one entry (single probes about 2–5×
     /// slower, batches of move values about 5×).
-    #[default]
     Compact,
-    /// Every value stored as it is: the fastest probes.
+    /// Every value stored as it is: the fastest probes, and the default.
+    #[default]
     Full,
 }
 

@@ -885,13 +885,14 @@ fn play_with_forced_tables_follows_the_tournament_rules() {
     assert!(err.contains("48 stones on the board"), "{err}");
 }
 
-/// `build --encoding full` stores every value; the default, compact, is
-/// smaller and answers the same; an unknown encoding is refused.
+/// `build` stores every value by default; `--encoding compact` is smaller
+/// and answers the same; an unknown encoding is refused.
 #[test]
 fn build_encodings_answer_the_same() {
-    let (_compact_dir, compact) = built(8);
-    let full_dir = TempDir::new().unwrap();
-    let full = full_dir.path().to_str().unwrap();
+    let (_full_dir, full) = built(8);
+    let full = full.as_str();
+    let compact_dir = TempDir::new().unwrap();
+    let compact = compact_dir.path().to_str().unwrap().to_string();
     ok(&[
         "build",
         "--rules",
@@ -899,9 +900,9 @@ fn build_encodings_answer_the_same() {
         "--stones",
         "8",
         "--dir",
-        full,
+        &compact,
         "--encoding",
-        "full",
+        "compact",
     ]);
     let encodings = |dir: &str| -> Vec<String> {
         json_lines(&stdout(&mancala_tb(&["info", "--dir", dir, "--json"])))

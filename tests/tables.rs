@@ -19,9 +19,19 @@ fn rules(variant: Variant, pits: usize) -> Rules {
     Rules::new(variant, pits).unwrap()
 }
 
-/// Builds levels `0..=max` of `rules` under `root`.
+/// Options to build levels `0..=max` of `rules` under `root`, compact (the
+/// encoding with more to check; [`compact_and_full_encodings_agree`]
+/// covers the other).
+fn compact_options(root: &Path, rules: Rules, max: u32) -> BuildOptions {
+    BuildOptions {
+        encoding: Encoding::Compact,
+        ..BuildOptions::new(root, rules, max)
+    }
+}
+
+/// Builds levels `0..=max` of `rules` under `root`, compact.
 fn build_tables(root: &Path, rules: Rules, max: u32, block_size: Option<u32>) -> Vec<LevelReport> {
-    let mut options = BuildOptions::new(root, rules, max);
+    let mut options = compact_options(root, rules, max);
     if let Some(b) = block_size {
         options.block_size = b;
     }
@@ -813,7 +823,7 @@ fn rebuilds_are_deterministic_and_reuse_valid_files() {
     assert_eq!(snapshot(dir.path(), &rules, 8), original);
 
     // Forced: everything rebuilt, nothing changes.
-    let mut options = BuildOptions::new(dir.path(), rules, 8);
+    let mut options = compact_options(dir.path(), rules, 8);
     options.force = true;
     let reports = build(&options, &Quiet).unwrap();
     assert!(reports.iter().all(|r| !r.reused));
@@ -893,7 +903,7 @@ fn mapped_lower_levels_give_identical_tables() {
     let in_memory = TempDir::new().unwrap();
     build_tables(in_memory.path(), rules, 9, None);
     let mapped = TempDir::new().unwrap();
-    let mut options = BuildOptions::new(mapped.path(), rules, 9);
+    let mut options = compact_options(mapped.path(), rules, 9);
     options.mapped_min_positions = 0;
     build(&options, &Quiet).unwrap();
     assert_eq!(
