@@ -30,7 +30,7 @@
 //! entry and the best of the position's captures, or of all its moves where
 //! it is searched. Wherever that look gives the value, the entry is free,
 //! and the writer picks the one the model codes cheapest after the entry
-//! before it (about two thirds of oware positions; files 40% smaller).
+//! before it (more than half of oware positions; files 42% smaller).
 //! Readers restore values from the tables: a probe looks at the moves best
 //! bound first (a move is worth at most its gain minus its child's entry),
 //! and a batch gathers the children it needs before reading, so each block
