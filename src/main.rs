@@ -116,7 +116,7 @@ struct BuildArgs {
     force: bool,
     /// How even tables store values: `full` (every value; fastest probes
     /// and batches) or `compact` (oware family: values a one-ply look
-    /// restores at probe time are left out; 42% smaller, probes about 4×
+    /// restores at probe time are left out; 42% smaller, probes about 3.5×
     /// slower).
     #[arg(long, default_value = "full", value_parser = parse_encoding)]
     encoding: Encoding,

@@ -312,8 +312,10 @@ impl Tablebase {
     /// is decoded once, up to the last probe into it, however many of the
     /// positions fall in it, on every core: this is how large batches are
     /// scored. The block cache is left alone (a large batch would only
-    /// flush it). Where tables are compact, the children the values need
-    /// are gathered first, so that they are read in the same pass.
+    /// flush it). Where tables are compact, the values are then restored by
+    /// the search of a single probe, run on every core against the compact
+    /// levels that are small next to the batch, decoded whole first; other
+    /// levels are read through the block cache.
     pub fn values(&self, positions: &[Position]) -> Result<Vec<i32>> {
         self.expect_cycles(Cycles::Even)?;
         positions.par_iter().try_for_each(|pos| self.check(pos))?;
