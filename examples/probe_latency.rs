@@ -2,7 +2,7 @@
 //! percentile of `Tablebase::value` over random positions.
 //!
 //! ```sh
-//! cargo run --release --example probe_latency -- /tmp/tb20          # oware tables under /tmp/tb20
+//! cargo run --release --example probe_latency -- /tmp/tb20          # oware tables under /tmp/tb20, default cache
 //! cargo run --release --example probe_latency -- /tmp/tb20 256      # with a 256 MiB block cache
 //! ```
 //!
@@ -16,6 +16,7 @@
 use std::time::Instant;
 
 use mancala_tb::index::LevelIndex;
+use mancala_tb::tablebase::DEFAULT_CACHE_BYTES;
 use mancala_tb::{Rules, Tablebase, Variant};
 
 const SAMPLES: usize = 300_000;
@@ -24,7 +25,9 @@ const WARM_UP: usize = 20_000;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let dir = args.next().ok_or("usage: probe_latency DIR [CACHE_MIB]")?;
-    let cache_mib: usize = args.next().map_or(Ok(32), |s| s.parse())?;
+    let cache_mib: usize = args
+        .next()
+        .map_or(Ok(DEFAULT_CACHE_BYTES >> 20), |s| s.parse())?;
     let rules = Rules::new(Variant::Oware, 6)?;
     let tb = Tablebase::open_with_cache(&dir, rules, cache_mib << 20)?;
     let max = tb.max_level().ok_or("no oware-6 tables there")?;

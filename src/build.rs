@@ -35,8 +35,9 @@ pub struct BuildOptions {
     pub cycles: Cycles,
     /// Rebuild levels whose files are already present and valid.
     pub force: bool,
-    /// Positions per compressed block.
-    pub block_size: u32,
+    /// Positions per compressed block (`None`: the encoding's default,
+    /// [`Encoding::default_block_size`]).
+    pub block_size: Option<u32>,
     /// How even tables store their values.
     pub encoding: Encoding,
     /// Solved levels of at least this many positions are held as mapped
@@ -57,11 +58,24 @@ impl BuildOptions {
             max_stones,
             cycles: Cycles::Even,
             force: false,
-            block_size: table::DEFAULT_BLOCK_SIZE,
+            block_size: None,
             encoding: Encoding::default(),
             mapped_min_positions: scratch::MAPPED_MIN_POSITIONS,
             checkpoint_every: Some(DEFAULT_CHECKPOINT_EVERY),
         }
+    }
+}
+
+impl BuildOptions {
+    /// Positions per block: as set, or the encoding's default (forced
+    /// tables take the full encoding's).
+    pub fn block_size(&self) -> u32 {
+        let encoding = match self.cycles {
+            Cycles::Even => self.encoding,
+            Cycles::Forced => Encoding::Full,
+        };
+        self.block_size
+            .unwrap_or_else(|| encoding.default_block_size())
     }
 }
 
@@ -135,7 +149,7 @@ fn prepare(options: &BuildOptions) -> Result<PathBuf> {
             "at most {MAX_LEVEL} stones are supported"
         )));
     }
-    if !(1..=table::MAX_BLOCK_SIZE).contains(&options.block_size) {
+    if !(1..=table::MAX_BLOCK_SIZE).contains(&options.block_size()) {
         return Err(Error::InvalidRules(format!(
             "block size must be 1..={}",
             table::MAX_BLOCK_SIZE
@@ -260,7 +274,7 @@ fn build_forced_level(
     let start = Instant::now();
     let level = forced::solve_level(rules, n, solved, &|done| observer.advanced(done));
     let symbols = level.to_symbols(n);
-    let header = Header::for_symbols(rules, Cycles::Forced, n, &symbols, options.block_size);
+    let header = Header::for_symbols(rules, Cycles::Forced, n, &symbols, options.block_size());
     let bytes = table::write_table(&dir.join(level_file_name(n)), &header, &symbols)?;
     let report = LevelReport {
         level: n,
@@ -320,7 +334,7 @@ fn build_level(
     let solution =
         solver::solve_level_resumable(rules, n, solved, &progress, checkpoints.as_ref())?;
     let (header, entries) =
-        Header::for_solution(rules, n, &solution, options.encoding, options.block_size);
+        Header::for_solution(rules, n, &solution, options.encoding, options.block_size());
     let bytes = table::write_table(&dir.join(level_file_name(n)), &header, &entries)?;
     drop(entries);
     let values = solution.values;

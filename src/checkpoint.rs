@@ -8,7 +8,7 @@
 //! byte for byte, as an uninterrupted one.
 //!
 //! ```text
-//! magic "MTBCKPT1" | level u32 | next threshold u32 | positions u64 |
+//! magic "MTBCKPT2" | level u32 | next threshold u32 | positions u64 |
 //! values (positions bytes) | flags (positions bytes) | CRC-32 of all before
 //! ```
 //!
@@ -23,7 +23,9 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 
-const MAGIC: &[u8; 8] = b"MTBCKPT1";
+/// Version 2: flag bytes no longer carry a bit for compact tables, so a
+/// version-1 checkpoint (whose flags may) is ignored rather than misread.
+const MAGIC: &[u8; 8] = b"MTBCKPT2";
 const HEADER: usize = 8 + 4 + 4 + 8;
 
 /// Where and how often a level being solved saves its state.

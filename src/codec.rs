@@ -15,6 +15,14 @@
 //! symbol, normalised to [`PROB_SCALE`]. Symbols are `value − min value`.
 //! Every block is coded on its own, starting in the block-start context, so
 //! any block decodes without the others.
+//!
+//! A model may also split each context by a per-position *feature* that a
+//! reader computes from the positions themselves ([`Contexts`]): compact
+//! tables use the mover's stones ([`crate::omission::MoverContexts`]).
+//! Context `f · (symbols + 1) + previous` is the previous symbol's context
+//! under feature `f`, so a model with one feature is the plain order-1
+//! model, and decoding adds the feature's offset to the previous symbol,
+//! never a multiplication, on its critical path.
 
 use rayon::prelude::*;
 
@@ -28,6 +36,32 @@ const RANS_L: u32 = 1 << 16;
 /// Symbols are bytes: values span at most 255 (−127..=127).
 pub const MAX_SYMBOLS: usize = 255;
 
+/// The feature of every position a model conditions on, computed by
+/// writers and readers alike from the positions' indices.
+pub trait Contexts: Sync {
+    /// The features of consecutive positions.
+    type Walk: Iterator<Item = usize>;
+    /// How many features there are (each is below this).
+    fn features(&self) -> usize;
+    /// The features of positions `first`, `first + 1`, ….
+    fn walk(&self, first: u64) -> Self::Walk;
+}
+
+/// No feature: the plain order-1 model.
+pub struct Uniform;
+
+impl Contexts for Uniform {
+    type Walk = std::iter::Repeat<usize>;
+
+    fn features(&self) -> usize {
+        1
+    }
+
+    fn walk(&self, _first: u64) -> Self::Walk {
+        std::iter::repeat(0)
+    }
+}
+
 /// A level's model: for each context, the frequency of each symbol.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Model {
@@ -35,9 +69,12 @@ pub struct Model {
     min: i8,
     /// Number of symbols (values `min..min + symbols`).
     symbols: usize,
-    /// `(symbols + 1) × symbols` frequencies, context-major; context
-    /// `symbols` is the block start. Each used context sums to
-    /// [`PROB_SCALE`]; an unused one is all zero.
+    /// Number of features each previous-symbol context is split by.
+    features: usize,
+    /// `features × (symbols + 1) × symbols` frequencies, context-major;
+    /// context `f · (symbols + 1) + symbols` is the block start under
+    /// feature `f`. Each used context sums to [`PROB_SCALE`]; an unused one
+    /// is all zero.
     freqs: Vec<u16>,
     /// Per context, the running sum of the frequencies before each symbol.
     starts: Vec<u32>,
@@ -48,38 +85,42 @@ pub struct Model {
 pub type StoredModel = (i8, Vec<Vec<(u8, u16)>>);
 
 impl Model {
-    /// Fits the model to `values`, coded in blocks of `block_size`.
-    pub fn fit(values: &[i8], block_size: usize) -> Model {
+    /// Fits the model to `values`, coded in blocks of `block_size`, with
+    /// the features of `contexts`.
+    pub fn fit(values: &[i8], block_size: usize, contexts: &impl Contexts) -> Model {
         let min = values.iter().copied().min().unwrap_or(0);
         let max = values.iter().copied().max().unwrap_or(0);
         let symbols = (max as i32 - min as i32 + 1) as usize;
-        let contexts = symbols + 1;
+        let features = contexts.features();
+        let all = features * (symbols + 1);
         let counts = values
             .par_chunks(block_size)
+            .enumerate()
             .fold(
-                || vec![0u64; contexts * symbols],
-                |mut counts, block| {
-                    let mut ctx = symbols;
-                    for &v in block {
+                || vec![0u64; all * symbols],
+                |mut counts, (b, block)| {
+                    let mut prev = symbols;
+                    let walk = contexts.walk((b * block_size) as u64);
+                    for (&v, f) in block.iter().zip(walk) {
                         let s = (v as i32 - min as i32) as usize;
-                        counts[ctx * symbols + s] += 1;
-                        ctx = s;
+                        counts[(f * (symbols + 1) + prev) * symbols + s] += 1;
+                        prev = s;
                     }
                     counts
                 },
             )
             .reduce(
-                || vec![0u64; contexts * symbols],
+                || vec![0u64; all * symbols],
                 |mut a, b| {
                     a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
                     a
                 },
             );
         let freqs = counts.chunks(symbols).flat_map(normalize).collect();
-        Model::new(min, symbols, freqs)
+        Model::new(min, symbols, features, freqs)
     }
 
-    fn new(min: i8, symbols: usize, freqs: Vec<u16>) -> Model {
+    fn new(min: i8, symbols: usize, features: usize, freqs: Vec<u16>) -> Model {
         let starts = freqs
             .chunks(symbols)
             .flat_map(|f| {
@@ -93,6 +134,7 @@ impl Model {
         Model {
             min,
             symbols,
+            features,
             freqs,
             starts,
         }
@@ -114,11 +156,18 @@ impl Model {
         (self.min, contexts)
     }
 
-    /// The model a header stores, checked: one context per symbol plus the
-    /// block start, each empty or summing to [`PROB_SCALE`].
-    pub fn from_stored(stored: &StoredModel) -> Result<Model, String> {
+    /// The model a header stores, with `features` features, checked: per
+    /// feature one context per symbol plus the block start, each empty or
+    /// summing to [`PROB_SCALE`].
+    pub fn from_stored(stored: &StoredModel, features: usize) -> Result<Model, String> {
         let (min, contexts) = stored;
-        let symbols = contexts.len().saturating_sub(1);
+        if features == 0 || contexts.len() % features != 0 {
+            return Err(format!(
+                "a model of {} contexts for {features} features",
+                contexts.len()
+            ));
+        }
+        let symbols = (contexts.len() / features).saturating_sub(1);
         if symbols == 0 || symbols > MAX_SYMBOLS || *min as i32 + symbols as i32 - 1 > 127 {
             return Err(format!("a model of {} contexts", contexts.len()));
         }
@@ -136,7 +185,7 @@ impl Model {
                 return Err(format!("context {ctx} sums to {sum}"));
             }
         }
-        Ok(Model::new(*min, symbols, freqs))
+        Ok(Model::new(*min, symbols, features, freqs))
     }
 
     /// The smallest value the model codes.
@@ -149,6 +198,17 @@ impl Model {
         (self.min as i32 + self.symbols as i32 - 1) as i8
     }
 
+    /// Number of contexts: previous symbols and block start, per feature.
+    fn contexts(&self) -> usize {
+        self.features * (self.symbols + 1)
+    }
+
+    /// The context of a symbol after `prev` (`symbols` at a block start)
+    /// at a position of feature `feature`.
+    fn context(&self, feature: usize, prev: usize) -> usize {
+        feature * (self.symbols + 1) + prev
+    }
+
     fn freq(&self, ctx: usize, s: usize) -> u32 {
         self.freqs[ctx * self.symbols + s] as u32
     }
@@ -157,8 +217,8 @@ impl Model {
     /// largest of equally likely ones; `s` itself if the context has seen
     /// none of them).
     fn likeliest_at_most(&self) -> Vec<u8> {
-        let mut table = vec![0u8; (self.symbols + 1) * self.symbols];
-        for ctx in 0..=self.symbols {
+        let mut table = vec![0u8; self.contexts() * self.symbols];
+        for ctx in 0..self.contexts() {
             let mut best: Option<usize> = None;
             for s in 0..self.symbols {
                 if self.freq(ctx, s) > 0
@@ -172,22 +232,24 @@ impl Model {
         table
     }
 
-    /// Codes one block. Every value must have been seen by [`Model::fit`]
-    /// in the same context.
+    /// Codes one block, whose positions have the features `walk`. Every
+    /// value must have been seen by [`Model::fit`] in the same context.
     ///
     /// Two rANS states alternate (even positions use the first, odd ones
     /// the second) and share one stream of 16-bit words: decoding a value
     /// then waits only for the previous value's symbol, not for the state
     /// update of the previous value, which about doubles decoding speed.
-    pub fn encode_block(&self, values: &[i8]) -> Vec<u8> {
+    pub fn encode_block(&self, values: &[i8], walk: impl Iterator<Item = usize>) -> Vec<u8> {
         let symbols: Vec<usize> = values
             .iter()
             .map(|&v| (v as i32 - self.min as i32) as usize)
             .collect();
+        let features: Vec<usize> = walk.take(values.len()).collect();
         let mut words: Vec<u16> = Vec::with_capacity(values.len() / 4 + 4);
         let mut states = [RANS_L; 2];
         for i in (0..symbols.len()).rev() {
-            let ctx = if i == 0 { self.symbols } else { symbols[i - 1] };
+            let prev = if i == 0 { self.symbols } else { symbols[i - 1] };
+            let ctx = self.context(features[i], prev);
             let s = symbols[i];
             let freq = self.freq(ctx, s);
             assert!(freq > 0, "value {} unseen in its context", values[i]);
@@ -210,7 +272,7 @@ impl Model {
 
     /// The decoding tables of this model.
     pub fn decoder(&self) -> Decoder {
-        let contexts = self.symbols + 1;
+        let contexts = self.contexts();
         let mut symbol_of_slot = vec![0u8; contexts << PROB_BITS];
         let mut freq_start = vec![0u32; contexts << 8];
         for ctx in 0..contexts {
@@ -243,19 +305,29 @@ impl Model {
 /// it. Two rounds of fitting the model and choosing: the first fits the
 /// values themselves, the second what the first chose. Values that are not
 /// free are kept.
-pub fn lower_free_values(values: &[i8], free: &[bool], block_size: usize) -> Vec<i8> {
+pub fn lower_free_values(
+    values: &[i8],
+    free: &[bool],
+    block_size: usize,
+    contexts: &impl Contexts,
+) -> Vec<i8> {
     let mut stored = values.to_vec();
     for _ in 0..2 {
-        let model = Model::fit(&stored, block_size);
+        let model = Model::fit(&stored, block_size, contexts);
         let likeliest = model.likeliest_at_most();
         let symbols = model.symbols;
         stored
             .par_chunks_mut(block_size)
             .zip(values.par_chunks(block_size))
             .zip(free.par_chunks(block_size))
-            .for_each(|((stored, values), free)| {
-                let mut ctx = symbols;
-                for ((stored, &value), &free) in stored.iter_mut().zip(values).zip(free) {
+            .enumerate()
+            .for_each(|(b, ((stored, values), free))| {
+                let mut prev = symbols;
+                let walk = contexts.walk((b * block_size) as u64);
+                for (((stored, &value), &free), f) in
+                    stored.iter_mut().zip(values).zip(free).zip(walk)
+                {
+                    let ctx = model.context(f, prev);
                     // Every value is at least the model's smallest (each
                     // is at least what the last round stored for it); a
                     // free one may exceed the largest, and then takes a
@@ -267,7 +339,7 @@ pub fn lower_free_values(values: &[i8], free: &[bool], block_size: usize) -> Vec
                         s
                     };
                     *stored = (model.min as i32 + chosen as i32) as i8;
-                    ctx = chosen;
+                    prev = chosen;
                 }
             });
     }
@@ -336,10 +408,16 @@ pub enum DecodeError {
 }
 
 impl Decoder {
-    /// Decodes a whole block into `out` (exactly the block's length) and
-    /// checks that the data is consumed exactly.
-    pub fn decode_block(&self, data: &[u8], out: &mut [i8]) -> Result<(), DecodeError> {
-        let stream = self.decode_into(data, out)?;
+    /// Decodes a whole block, whose positions have the features `walk`,
+    /// into `out` (exactly the block's length) and checks that the data is
+    /// consumed exactly.
+    pub fn decode_block(
+        &self,
+        data: &[u8],
+        out: &mut [i8],
+        walk: impl Iterator<Item = usize>,
+    ) -> Result<(), DecodeError> {
+        let stream = self.decode_into(data, out, walk)?;
         if stream.states != [RANS_L; 2] || stream.at != data.len() {
             return Err(DecodeError::Inconsistent);
         }
@@ -347,45 +425,65 @@ impl Decoder {
     }
 
     /// Decodes the first `out.len()` values of a block into `out`.
-    pub fn decode_prefix(&self, data: &[u8], out: &mut [i8]) -> Result<(), DecodeError> {
-        self.decode_into(data, out).map(|_| ())
+    pub fn decode_prefix(
+        &self,
+        data: &[u8],
+        out: &mut [i8],
+        walk: impl Iterator<Item = usize>,
+    ) -> Result<(), DecodeError> {
+        self.decode_into(data, out, walk).map(|_| ())
     }
 
     fn decode_into<'a>(
         &'a self,
         data: &'a [u8],
         out: &mut [i8],
+        mut walk: impl Iterator<Item = usize>,
     ) -> Result<Stream<'a>, DecodeError> {
         let mut stream = Stream::new(self, data)?;
         let mut pairs = out.chunks_exact_mut(2);
         for pair in &mut pairs {
-            pair[0] = stream.next(0)?;
-            pair[1] = stream.next(1)?;
+            pair[0] = stream.next(0, feature(&mut walk))?;
+            pair[1] = stream.next(1, feature(&mut walk))?;
         }
         if let [last] = pairs.into_remainder() {
-            *last = stream.next(0)?;
+            *last = stream.next(0, feature(&mut walk))?;
         }
         Ok(stream)
     }
 
-    /// The value at `offset` of a block, decoding only up to it.
-    pub fn decode_at(&self, data: &[u8], offset: usize) -> Result<i8, DecodeError> {
+    /// The value at `offset` of a block whose positions have the features
+    /// `walk`, decoding only up to it.
+    pub fn decode_at(
+        &self,
+        data: &[u8],
+        offset: usize,
+        mut walk: impl Iterator<Item = usize>,
+    ) -> Result<i8, DecodeError> {
         let mut stream = Stream::new(self, data)?;
         for _ in 0..offset / 2 {
-            stream.next(0)?;
-            stream.next(1)?;
+            stream.next(0, feature(&mut walk))?;
+            stream.next(1, feature(&mut walk))?;
         }
         if offset % 2 == 1 {
-            stream.next(0)?;
-            return stream.next(1);
+            stream.next(0, feature(&mut walk))?;
+            return stream.next(1, feature(&mut walk));
         }
-        stream.next(0)
+        stream.next(0, feature(&mut walk))
     }
 
     /// Bytes of decoding tables held.
     pub fn memory(&self) -> usize {
         self.symbol_of_slot.len() + self.freq_start.len() * 4
     }
+}
+
+/// The next feature of a walk; a walk that ends early (it never should)
+/// gives feature 0, which decodes to garbage that the block checks catch,
+/// rather than a panic.
+#[inline(always)]
+fn feature(walk: &mut impl Iterator<Item = usize>) -> usize {
+    walk.next().unwrap_or(0)
 }
 
 /// The state of decoding one block.
@@ -395,8 +493,10 @@ struct Stream<'a> {
     /// Next unread byte.
     at: usize,
     states: [u32; 2],
-    /// The previous symbol, or the block-start context.
-    ctx: usize,
+    /// The previous symbol, or `symbols` at the block start.
+    prev: usize,
+    /// Contexts per feature: `symbols + 1`.
+    stride: usize,
 }
 
 impl<'a> Stream<'a> {
@@ -408,17 +508,22 @@ impl<'a> Stream<'a> {
             data,
             at: 8,
             states: [word(0) << 16 | word(1), word(2) << 16 | word(3)],
-            ctx: decoder.symbols,
+            prev: decoder.symbols,
+            stride: decoder.symbols + 1,
         })
     }
 
-    /// Decodes the next value with state `which` (position parity).
+    /// Decodes the next value, of a position with feature `feature`, with
+    /// state `which` (position parity).
     #[inline(always)]
-    fn next(&mut self, which: usize) -> Result<i8, DecodeError> {
+    fn next(&mut self, which: usize, feature: usize) -> Result<i8, DecodeError> {
         let x = self.states[which];
         let slot = x & (PROB_SCALE - 1);
-        let symbol = self.decoder.symbol_of_slot[(self.ctx << PROB_BITS) | slot as usize] as usize;
-        let entry = self.decoder.freq_start[(self.ctx << 8) | symbol];
+        // The feature's offset does not depend on the previous symbol, so
+        // only the addition waits for it.
+        let ctx = feature * self.stride + self.prev;
+        let symbol = self.decoder.symbol_of_slot[(ctx << PROB_BITS) | slot as usize] as usize;
+        let entry = self.decoder.freq_start[(ctx << 8) | symbol];
         let (freq, start) = (entry & 0xffff, entry >> 16);
         let x = freq * (x >> PROB_BITS) + slot - start;
         // Renormalise without a branch on the state (it would mispredict
@@ -435,7 +540,7 @@ impl<'a> Stream<'a> {
         let refill = refill as u32;
         self.states[which] = (x << (16 * refill)) | (word & refill.wrapping_neg());
         self.at += 2 * refill as usize;
-        self.ctx = symbol;
+        self.prev = symbol;
         Ok((self.decoder.min as i32 + symbol as i32) as i8)
     }
 }
@@ -445,18 +550,44 @@ mod tests {
     use super::*;
 
     fn round_trip(values: &[i8], block_size: usize) -> usize {
-        let model = Model::fit(values, block_size);
-        let model = Model::from_stored(&model.to_stored()).unwrap();
+        round_trip_with(values, block_size, &Uniform)
+    }
+
+    /// A feature of three values that scatters over the index.
+    struct Scattered;
+
+    fn scattered(i: u64) -> usize {
+        ((i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) % 3) as usize
+    }
+
+    impl Contexts for Scattered {
+        type Walk = std::iter::Map<std::ops::RangeFrom<u64>, fn(u64) -> usize>;
+
+        fn features(&self) -> usize {
+            3
+        }
+
+        fn walk(&self, first: u64) -> Self::Walk {
+            (first..).map(scattered)
+        }
+    }
+
+    fn round_trip_with(values: &[i8], block_size: usize, contexts: &impl Contexts) -> usize {
+        let model = Model::fit(values, block_size, contexts);
+        let model = Model::from_stored(&model.to_stored(), contexts.features()).unwrap();
         let decoder = model.decoder();
         let mut bytes = 0;
-        for block in values.chunks(block_size) {
-            let data = model.encode_block(block);
+        for (b, block) in values.chunks(block_size).enumerate() {
+            let first = (b * block_size) as u64;
+            let data = model.encode_block(block, contexts.walk(first));
             bytes += data.len();
             let mut out = vec![0i8; block.len()];
-            decoder.decode_block(&data, &mut out).unwrap();
+            decoder
+                .decode_block(&data, &mut out, contexts.walk(first))
+                .unwrap();
             assert_eq!(out, block);
             for (i, &v) in block.iter().enumerate() {
-                assert_eq!(decoder.decode_at(&data, i), Ok(v));
+                assert_eq!(decoder.decode_at(&data, i, contexts.walk(first)), Ok(v));
             }
         }
         bytes
@@ -474,19 +605,43 @@ mod tests {
     }
 
     #[test]
+    fn a_feature_the_values_follow_is_learned() {
+        // Each value is its index's feature: with the feature known, every
+        // value is certain and costs almost nothing; without it, about
+        // log2(3) bits.
+        let values: Vec<i8> = (0..30_000u64).map(|i| scattered(i) as i8 * 5).collect();
+        let with = round_trip_with(&values, 1000, &Scattered);
+        let without = round_trip(&values, 1000);
+        assert!(
+            with * 4 < without,
+            "{with} bytes with the feature, {without} without"
+        );
+        let stored = Model::fit(&values, 1000, &Scattered).to_stored();
+        assert!(
+            Model::from_stored(&stored, 5).is_err(),
+            "36 contexts are not 5 features"
+        );
+    }
+
+    #[test]
     fn a_corrupt_stream_is_an_error_not_a_panic() {
         let values: Vec<i8> = (0..1000).map(|i| ((i * 7919) % 23) as i8 - 11).collect();
-        let model = Model::fit(&values, 1000);
+        let model = Model::fit(&values, 1000, &Uniform);
         let decoder = model.decoder();
-        let data = model.encode_block(&values);
+        let data = model.encode_block(&values, Uniform.walk(0));
         let mut out = vec![0i8; values.len()];
         assert_eq!(
-            decoder.decode_block(&data[..data.len() / 2], &mut out),
+            decoder.decode_block(&data[..data.len() / 2], &mut out, Uniform.walk(0)),
             Err(DecodeError::Truncated)
         );
         let mut flipped = data.clone();
         flipped[data.len() / 3] ^= 0x10;
-        assert!(decoder.decode_block(&flipped, &mut out).is_err() || out != values);
+        assert!(
+            decoder
+                .decode_block(&flipped, &mut out, Uniform.walk(0))
+                .is_err()
+                || out != values
+        );
     }
 
     #[test]

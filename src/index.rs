@@ -144,6 +144,14 @@ pub fn rank(pos: &Position) -> u64 {
 /// `false` (leaving `pos` unchanged) if `pos` was the last one.
 #[inline]
 pub fn advance(pos: &mut Position) -> bool {
+    advance_at(pos).is_some()
+}
+
+/// [`advance`], telling which pit `i` changed last: pits `0..i` were
+/// gathered into pit `i`, which also took one stone from pit `i + 1`.
+/// `None` (leaving `pos` unchanged) if `pos` was the last one.
+#[inline]
+pub fn advance_at(pos: &mut Position) -> Option<usize> {
     let cells = pos.cells_mut();
     // The smallest i whose right neighbour has a stone: gather pits 0..=i
     // into pit i and move one stone over from pit i + 1.
@@ -154,9 +162,9 @@ pub fn advance(pos: &mut Position) -> bool {
             cells[..i].iter_mut().for_each(|c| *c = 0);
             cells[i] = gathered + 1;
             cells[i + 1] -= 1;
-            return true;
+            return Some(i);
         }
         gathered += cells[i];
     }
-    false
+    None
 }

@@ -115,11 +115,16 @@ struct BuildArgs {
     #[arg(long)]
     force: bool,
     /// How even tables store values: `full` (every value; fastest probes
-    /// and batches) or `compact` (oware family: values a one-ply look
-    /// restores at probe time are left out; 42% smaller, probes about 3.5×
-    /// slower).
+    /// and batches) or `compact` (oware family: values a search of a few
+    /// moves restores at probe time are left out; 60% smaller, probes
+    /// slower: see README).
     #[arg(long, default_value = "full", value_parser = parse_encoding)]
     encoding: Encoding,
+    /// Positions per compressed block (default: 512 for full tables, 2048
+    /// for compact ones). Smaller blocks make probes faster and files
+    /// larger.
+    #[arg(long)]
+    block_size: Option<u32>,
     /// Save a long level's progress this often (minutes; 0 = never), so a
     /// killed build resumes inside the level.
     #[arg(long, default_value_t = 10)]
@@ -137,7 +142,7 @@ struct QueryArgs {
     #[arg(long)]
     json: bool,
     /// Memory for decoded table blocks, in MiB (an LRU cache).
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = mancala_tb::tablebase::DEFAULT_CACHE_BYTES >> 20)]
     cache_mib: usize,
     /// Which tables to read: `even` values or `forced` bounds.
     #[arg(long, default_value = "even", value_parser = parse_cycles)]
@@ -304,6 +309,7 @@ fn run_build(args: BuildArgs) -> Result<bool> {
     options.force = args.force;
     options.cycles = args.cycles;
     options.encoding = args.encoding;
+    options.block_size = args.block_size;
     options.checkpoint_every = (args.checkpoint_minutes > 0)
         .then(|| std::time::Duration::from_secs(60 * args.checkpoint_minutes));
     out!(

@@ -1,5 +1,5 @@
-//! Which values a compact table leaves out, and how a reader gets them
-//! back.
+//! Which values a compact table leaves out, how a reader gets them back,
+//! and the context its values are coded in.
 //!
 //! A compact table (Oware family, [`crate::table::Encoding::Compact`])
 //! stores for each position an *entry* at most its value, and
@@ -8,57 +8,66 @@
 //! value(p) = max(entry(p), best value of p's restoring moves)
 //! ```
 //!
-//! where a move is worth `gain − value(child)` and the *restoring moves*
-//! are every legal move if `p` is [`searched`], and otherwise only the
-//! moves that leave the level (captures); a position without a legal move
-//! is worth its terminal value. Wherever the restoring moves alone give the
-//! value, the entry is free, and the writer stores the one the codec finds
-//! cheapest ([`crate::codec::lower_free_values`]).
-//!
-//! A position is searched when
-//!
-//! - its opponent's row has no empty pit: no move leads there (Oware-family
-//!   sowing skips the pit sown from, which is left empty), so no reader of
-//!   another position ever needs it; or
-//! - every move that keeps the level *descends*: it leaves the new mover
-//!   fewer stones on his side than the old mover had on his, or as many and
-//!   a lower index rank.
+//! where a move is worth `gain − value(child)` and a position without a
+//! legal move is worth its terminal value. The *restoring moves* of `p`
+//! are every legal move if no move leads to `p` ([`unreachable_by_moves`]),
+//! and otherwise the moves that leave the level (captures) and the moves
+//! that *descend*: they leave the new mover fewer stones on his side than
+//! the old mover had on his, or as many and a lower index rank. Wherever
+//! the restoring moves alone give the value, the entry is free, and the
+//! writer stores the one the codec finds cheapest
+//! ([`crate::codec::lower_free_values`]).
 //!
 //! That this is exactly the value is RULES.md's recursion: a table holds its
-//! fixpoint, endless play included. That a reader's search ends: a searched
-//! position's same-level children are either not searched (their restoring
-//! moves leave the level) or reached by descending, which orders them by
-//! (mover's stones, rank); unreachable positions are nobody's child; levels
-//! only fall.
+//! fixpoint, endless play included. That a reader's search ends: a
+//! same-level restoring move descends in the order (mover's stones, rank),
+//! except from an unreachable position, which is nobody's child; levels
+//! only fall. A probe searches the restoring moves best bound first (a move
+//! is worth at most its gain minus its child's entry), so most of it is
+//! reading a few entries.
 //!
-//! About two in five oware positions are searched, and a third have their
-//! value from a capture; with both, oware levels 0–20 take 2.04 bits a
-//! position (3.53 storing every value, 2.77 leaving out only what captures
-//! give). Other cheap orders tried (ties left unbroken or broken by a hash
-//! of the rank, empty pits counted as well) change the size by under 5%.
+//! About 65% of oware positions have a free entry this way: a third take
+//! their value from a capture, and most of the rest from a descending move.
+//!
+//! Entries are coded in the context of the previous entry and the mover's
+//! stones, capped at [`MOVER_CAP`] ([`MoverContexts`]): the stones on the
+//! mover's side say much about the value, and a reader walking a block
+//! gets them for the cost of stepping to the next position.
 
-use crate::index;
+use rayon::prelude::*;
+
+use crate::codec::Contexts;
+use crate::index::{self, LevelIndex};
 use crate::position::Position;
-use crate::rules::{Move, MoveList};
+use crate::rules::{Move, Rules};
 
-/// The restoring moves of `pos`, given its legal `moves`: all of them if it
-/// is [`searched`], else those that leave the level.
-pub fn restoring_moves(pos: &Position, mut moves: MoveList) -> MoveList {
-    if !searched(pos, index::rank(pos), &moves) {
-        moves.retain(Move::leaves_level);
-    }
-    moves
+/// Positions per unit of parallel work.
+const CHUNK: usize = 1 << 14;
+
+/// Mover's-stone counts above this share one context.
+pub const MOVER_CAP: u32 = 12;
+
+/// Visits the restoring moves of `pos`, in pit order; returns its value
+/// instead if it has no legal move.
+pub fn for_each_restoring_move(
+    rules: &Rules,
+    pos: &Position,
+    mut visit: impl FnMut(&Move),
+) -> Option<i32> {
+    let everything = unreachable_by_moves(pos);
+    let (mover, rank) = (pos.mover_stones(), index::rank(pos));
+    rules.for_each_move(pos, |m| {
+        if everything || restores(mover, rank, m) {
+            visit(m)
+        }
+    })
 }
 
-/// Whether a reader restores `pos` (of index rank `rank`), which has the
-/// legal `moves`, by searching every move (see the module's documentation).
-pub fn searched(pos: &Position, rank: u64, moves: &[Move]) -> bool {
-    unreachable_by_moves(pos) || {
-        let mover = pos.mover_stones();
-        moves
-            .iter()
-            .all(|m| m.leaves_level() || descends(mover, rank, &m.child))
-    }
+/// Whether `m`, a move of a reachable position with `mover` stones on the
+/// mover's side and rank `rank`, is one of its restoring moves.
+#[inline]
+pub fn restores(mover: u32, rank: u64, m: &Move) -> bool {
+    m.leaves_level() || descends(mover, rank, &m.child)
 }
 
 /// Whether no move leads to `pos`: its opponent (who moved last) has no
@@ -70,9 +79,147 @@ pub fn unreachable_by_moves(pos: &Position) -> bool {
 
 /// Whether a same-level `child` comes before its parent, which had
 /// `parent_mover` stones on the mover's side and rank `parent_rank`, in
-/// the order (mover's stones, rank) that searched positions descend.
+/// the order (mover's stones, rank) that restoring moves descend.
 #[inline]
 pub fn descends(parent_mover: u32, parent_rank: u64, child: &Position) -> bool {
     let mover = child.mover_stones();
     mover < parent_mover || (mover == parent_mover && index::rank(child) < parent_rank)
+}
+
+/// The coding contexts of a compact level: each position's stones on the
+/// mover's side, capped at [`MOVER_CAP`].
+pub struct MoverContexts {
+    index: LevelIndex,
+}
+
+impl MoverContexts {
+    /// The contexts of the level of `stones` stones with `pits` pits a
+    /// side.
+    pub fn new(pits: usize, stones: u32) -> MoverContexts {
+        MoverContexts {
+            index: LevelIndex::new(pits, stones),
+        }
+    }
+}
+
+impl Contexts for MoverContexts {
+    type Walk = MoverWalk;
+
+    fn features(&self) -> usize {
+        MOVER_CAP as usize + 1
+    }
+
+    fn walk(&self, first: u64) -> MoverWalk {
+        let pos = (first < self.index.count()).then(|| self.index.unrank(first));
+        MoverWalk {
+            mover: pos.as_ref().map_or(0, |p| p.mover_stones()),
+            pos,
+        }
+    }
+}
+
+/// Walks a level in index order from some position, yielding each
+/// position's capped mover's stones.
+pub struct MoverWalk {
+    /// The next position; `None` past the level's end.
+    pos: Option<Position>,
+    /// Its mover's stones, kept up to date as the walk steps.
+    mover: u32,
+}
+
+impl Iterator for MoverWalk {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        let pos = self.pos.as_mut()?;
+        let feature = self.mover.min(MOVER_CAP) as usize;
+        match index::advance_at(pos) {
+            // Stones moved within the mover's row.
+            Some(pit) if pit + 1 < pos.pits() => {}
+            // The mover's stones gathered in his last pit, and one more
+            // from the opponent's first.
+            Some(pit) if pit + 1 == pos.pits() => self.mover += 1,
+            // The mover's stones gathered in the opponent's row.
+            Some(_) => self.mover = 0,
+            None => self.pos = None,
+        }
+        debug_assert!(self
+            .pos
+            .as_ref()
+            .is_none_or(|p| p.mover_stones() == self.mover));
+        Some(feature)
+    }
+}
+
+/// Which entries of a solved level a compact table may lower: a position
+/// is free where its restoring moves give its value. `exit_best` marks
+/// the positions whose best exit (or terminal value) is their value, as
+/// the solver found; the rest look at their descending moves, or at every
+/// move if unreachable, with the level's `values`.
+pub fn free_entries(rules: &Rules, level: u32, values: &[i8], exit_best: &[bool]) -> Vec<bool> {
+    let index = LevelIndex::new(rules.pits(), level);
+    values
+        .par_chunks(CHUNK)
+        .zip(exit_best.par_chunks(CHUNK))
+        .enumerate()
+        .flat_map_iter(|(chunk, (values_here, exit_best))| {
+            let first = (chunk * CHUNK) as u64;
+            index
+                .positions_from(first)
+                .zip(values_here.iter().zip(exit_best))
+                .enumerate()
+                .map(move |(i, (pos, (&value, &exit_best)))| {
+                    exit_best || same_level_move_gives(rules, &pos, first + i as u64, value, values)
+                })
+        })
+        .collect()
+}
+
+/// Whether a same-level restoring move of `pos` (rank `rank`) is worth
+/// `value`, given the level's `values`.
+fn same_level_move_gives(
+    rules: &Rules,
+    pos: &Position,
+    rank: u64,
+    value: i8,
+    values: &[i8],
+) -> bool {
+    let everything = unreachable_by_moves(pos);
+    let mover = pos.mover_stones();
+    let mut gives = false;
+    rules.for_each_move(pos, |m| {
+        if !gives && !m.leaves_level() && (everything || descends(mover, rank, &m.child)) {
+            let child = values[index::rank(&m.child) as usize];
+            gives = m.value_given_child(child as i32) == value as i32;
+        }
+    });
+    gives
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A walk from any index yields the capped mover's stones of every
+    /// position from there to the level's end, and nothing after.
+    #[test]
+    fn a_walk_follows_the_index() {
+        for (pits, stones) in [(6, 14), (3, 20), (4, 0)] {
+            let contexts = MoverContexts::new(pits, stones);
+            let index = LevelIndex::new(pits, stones);
+            let count = index.count();
+            for first in [0, 1, count / 3, count - 1] {
+                let walked: Vec<usize> = contexts.walk(first).collect();
+                let expected: Vec<usize> = (first..count)
+                    .map(|at| index.unrank(at).mover_stones().min(MOVER_CAP) as usize)
+                    .collect();
+                assert_eq!(
+                    walked, expected,
+                    "{pits} pits, {stones} stones from {first}"
+                );
+                assert!(walked.iter().all(|&f| f < contexts.features()));
+            }
+        }
+    }
 }

@@ -89,7 +89,7 @@ pub struct Rules {
 }
 
 /// What one legal move does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Move {
     /// The mover's pit that was emptied (`0..P`, letter `a`, `b`, …).
     pub pit: u8,

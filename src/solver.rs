@@ -46,7 +46,7 @@ use crate::error::Result;
 use crate::index::{self, LevelIndex};
 use crate::omission;
 use crate::position::Position;
-use crate::rules::Rules;
+use crate::rules::{MoveList, Rules, Successors};
 
 /// Marks "no move leaves the level" in `max_exit`.
 const NO_EXIT: i8 = i8::MIN;
@@ -66,9 +66,6 @@ const FRONTIER_PIECE: usize = if cfg!(debug_assertions) {
 const DECIDED: u8 = 0x80;
 /// Set with [`DECIDED`] when the value decided is the best exit's.
 const EXIT_BEST: u8 = 0x40;
-/// Set by the forward pass for a position a compact table's reader
-/// searches one ply deep ([`omission::searched`]).
-const SEARCHED: u8 = 0x20;
 
 /// The most stones a level may have: values are stored as `i8`.
 pub const MAX_LEVEL: u32 = 127;
@@ -175,12 +172,10 @@ pub fn solve_level(
 pub struct LevelSolution {
     /// The value of every position, in index order.
     pub values: Vec<i8>,
-    /// Per position, whether a compact table may store any lower entry in
-    /// place of its value, which its reader restores
-    /// ([`crate::omission`]): the value is its best exit's (a move that
-    /// leaves the level, or the terminal value), or the reader searches
-    /// every move of the position.
-    pub lowerable: Vec<bool>,
+    /// Per position, whether its value is its best exit's (a move that
+    /// leaves the level, or the terminal value): where a compact table
+    /// needs no entry for it ([`crate::omission::free_entries`]).
+    pub exit_best: Vec<bool>,
 }
 
 /// Like [`solve_level`], and with `checkpoints`, saving the state to
@@ -243,8 +238,8 @@ fn solve(
 struct LevelState {
     /// `max_exit` while undecided, the value once decided.
     value: Vec<AtomicI8>,
-    /// Same-level children not yet in `W` (low bits), [`DECIDED`],
-    /// [`EXIT_BEST`] and [`SEARCHED`].
+    /// Same-level children not yet in `W` (low bits), [`DECIDED`] and
+    /// [`EXIT_BEST`].
     flags: Vec<AtomicU8>,
 }
 
@@ -279,26 +274,24 @@ impl LevelState {
     fn into_solution(self) -> LevelSolution {
         let flags: Vec<u8> = self.flags.into_iter().map(AtomicU8::into_inner).collect();
         let mut values: Vec<i8> = self.value.into_iter().map(AtomicI8::into_inner).collect();
-        let lowerable = values
+        let exit_best = values
             .par_iter_mut()
             .zip(flags.par_iter())
             .map(|(v, &f)| {
-                let exit_best = if f & DECIDED != 0 {
+                if f & DECIDED != 0 {
                     f & EXIT_BEST != 0
                 } else {
                     let exit_best = *v == 0;
                     *v = 0;
                     exit_best
-                };
-                exit_best || f & SEARCHED != 0
+                }
             })
             .collect();
-        LevelSolution { values, lowerable }
+        LevelSolution { values, exit_best }
     }
 }
 
-/// Phase 1: `max_exit`, same-level move counts and [`SEARCHED`] of every
-/// position.
+/// Phase 1: `max_exit` and same-level move counts of every position.
 fn forward_pass(
     rules: &Rules,
     index: &LevelIndex,
@@ -315,15 +308,10 @@ fn forward_pass(
         .for_each(|(chunk, (exits, flags))| {
             let first = (chunk * CHUNK) as u64;
             let positions = index.positions_from(first);
-            for (i, ((exit, flag), pos)) in exits
-                .iter_mut()
-                .zip(flags.iter_mut())
-                .zip(positions)
-                .enumerate()
-            {
-                let look = look_one_ply(rules, n, &pos, first + i as u64, lower);
+            for ((exit, flag), pos) in exits.iter_mut().zip(flags.iter_mut()).zip(positions) {
+                let look = look_one_ply(rules, n, &pos, lower);
                 *exit.get_mut() = look.best_exit;
-                *flag.get_mut() = look.stays | if look.searched { SEARCHED } else { 0 };
+                *flag.get_mut() = look.stays;
             }
             progress(exits.len() as u64);
         });
@@ -335,23 +323,17 @@ struct OnePly {
     best_exit: i8,
     /// The number of moves that keep the level.
     stays: u8,
-    /// Oware family: whether a compact table's reader searches every move
-    /// of the position ([`omission::searched`]); false for a terminal one.
-    searched: bool,
 }
 
-/// Looks at every move of `pos`, of rank `rank` in level `n`.
+/// Looks at every move of `pos`, in level `n`.
 #[inline]
-fn look_one_ply(rules: &Rules, n: u32, pos: &Position, rank: u64, lower: &SolvedLevels) -> OnePly {
+fn look_one_ply(rules: &Rules, n: u32, pos: &Position, lower: &SolvedLevels) -> OnePly {
     let mut best = NO_EXIT as i32;
     let mut stays = 0u8;
-    let mover = pos.mover_stones();
-    let mut descending = rules.variant().is_oware_family();
     let terminal = rules.for_each_move(pos, |m| {
         if !m.leaves_level() {
             debug_assert!(!m.extra_turn && m.child.stones() == n);
             stays += 1;
-            descending = descending && omission::descends(mover, rank, &m.child);
         } else {
             let child_level = lower.level(n - m.gain as u32);
             let child_value = child_level[index::rank(&m.child) as usize];
@@ -362,13 +344,10 @@ fn look_one_ply(rules: &Rules, n: u32, pos: &Position, rank: u64, lower: &Solved
         Some(value) => OnePly {
             best_exit: value as i8,
             stays: 0,
-            searched: false,
         },
         None => OnePly {
             best_exit: best as i8,
             stays,
-            searched: rules.variant().is_oware_family()
-                && (descending || omission::unreachable_by_moves(pos)),
         },
     }
 }
@@ -378,11 +357,11 @@ fn look_one_ply(rules: &Rules, n: u32, pos: &Position, rank: u64, lower: &Solved
 /// its values; `lower` holds the levels below.
 ///
 /// First every position gets the larger of its entry and its best exit (or
-/// its terminal value), which is final unless it is searched. Then each
-/// searched position takes the best of that and its same-level moves,
-/// searching first, depth first, any searched child not done yet: searched
-/// children descend ([`crate::omission`]), so this ends. Two threads may
-/// search the same child at once; both find the same value.
+/// its terminal value), which is final unless it has a same-level
+/// restoring move. Then each such position takes the best of that and its
+/// same-level restoring moves, restoring first, depth first, any child not
+/// done yet: those moves descend ([`crate::omission`]), so this ends. Two
+/// threads may restore the same child at once; both find the same value.
 pub fn restore_values(rules: &Rules, n: u32, stored: &mut [i8], lower: &SolvedLevels) {
     let index = LevelIndex::new(rules.pits(), n);
     let pending: Vec<AtomicBool> = stored
@@ -393,9 +372,10 @@ pub fn restore_values(rules: &Rules, n: u32, stored: &mut [i8], lower: &SolvedLe
             let positions = index.positions_from(first);
             let mut pending = Vec::with_capacity(values.len());
             for (i, (value, pos)) in values.iter_mut().zip(positions).enumerate() {
-                let look = look_one_ply(rules, n, &pos, first + i as u64, lower);
-                *value = (*value).max(look.best_exit);
-                pending.push(AtomicBool::new(look.searched));
+                let (best_exit, restoring_stay) =
+                    look_for_restore(rules, n, &pos, first + i as u64, lower);
+                *value = (*value).max(best_exit);
+                pending.push(AtomicBool::new(restoring_stay));
             }
             pending
         })
@@ -410,38 +390,99 @@ pub fn restore_values(rules: &Rules, n: u32, stored: &mut [i8], lower: &SolvedLe
             let positions = index.positions_from((chunk * CHUNK) as u64);
             for (i, (flag, pos)) in flags.iter().zip(positions).enumerate() {
                 if flag.load(Acquire) {
-                    search_same_level(rules, chunk * CHUNK + i, &pos, values, &pending);
+                    restore_same_level(rules, chunk * CHUNK + i, pos, values, &pending);
                 }
             }
         });
 }
 
-/// The value of the searched position `pos`, at `at`: the larger of what
-/// it holds and the best of its same-level moves, searching pending
-/// children first. Stores it and clears `pending[at]`.
-fn search_same_level(
+/// The best exit (or terminal value) of `pos`, of rank `rank` in level
+/// `n`, and whether it has a same-level restoring move.
+fn look_for_restore(
+    rules: &Rules,
+    n: u32,
+    pos: &Position,
+    rank: u64,
+    lower: &SolvedLevels,
+) -> (i8, bool) {
+    let everything = omission::unreachable_by_moves(pos);
+    let mover = pos.mover_stones();
+    let mut best = NO_EXIT as i32;
+    let mut restoring_stay = false;
+    let terminal = rules.for_each_move(pos, |m| {
+        if m.leaves_level() {
+            let child_level = lower.level(n - m.gain as u32);
+            let child_value = child_level[index::rank(&m.child) as usize];
+            best = best.max(m.value_given_child(child_value as i32));
+        } else if !restoring_stay {
+            restoring_stay = everything || omission::descends(mover, rank, &m.child);
+        }
+    });
+    match terminal {
+        Some(value) => (value as i8, false),
+        None => (best as i8, restoring_stay),
+    }
+}
+
+/// One position being restored: its same-level restoring moves, the next
+/// one to look at, and the best value so far.
+struct RestoreFrame {
+    at: usize,
+    moves: MoveList,
+    next: usize,
+    best: i32,
+}
+
+impl RestoreFrame {
+    fn new(rules: &Rules, at: usize, pos: &Position, values: &[AtomicI8]) -> RestoreFrame {
+        let mut moves = match rules.successors(pos) {
+            Successors::Moves(moves) => moves,
+            Successors::Terminal(_) => unreachable!("a terminal position is never pending"),
+        };
+        let everything = omission::unreachable_by_moves(pos);
+        let mover = pos.mover_stones();
+        moves.retain(|m| {
+            !m.leaves_level() && (everything || omission::descends(mover, at as u64, &m.child))
+        });
+        RestoreFrame {
+            at,
+            moves,
+            next: 0,
+            best: values[at].load(Relaxed) as i32,
+        }
+    }
+}
+
+/// Restores the pending position `pos`, at `at`, and every pending
+/// position it needs: the larger of what each holds and the best of its
+/// same-level restoring moves. An explicit stack, because chains of
+/// descending moves can be long.
+fn restore_same_level(
     rules: &Rules,
     at: usize,
-    pos: &Position,
+    pos: Position,
     values: &[AtomicI8],
     pending: &[AtomicBool],
-) -> i8 {
-    let mut best = values[at].load(Relaxed) as i32;
-    rules.for_each_move(pos, |m| {
-        if m.leaves_level() {
-            return;
-        }
-        let child = index::rank(&m.child) as usize;
-        let child_value = if pending[child].load(Acquire) {
-            search_same_level(rules, child, &m.child, values, pending)
-        } else {
-            values[child].load(Relaxed)
+) {
+    let mut stack = vec![RestoreFrame::new(rules, at, &pos, values)];
+    while let Some(frame) = stack.last_mut() {
+        let Some(m) = frame.moves.get(frame.next) else {
+            values[frame.at].store(frame.best as i8, Relaxed);
+            pending[frame.at].store(false, Release);
+            stack.pop();
+            continue;
         };
-        best = best.max(m.value_given_child(child_value as i32));
-    });
-    values[at].store(best as i8, Relaxed);
-    pending[at].store(false, Release);
-    best as i8
+        let child = index::rank(&m.child) as usize;
+        if pending[child].load(Acquire) {
+            let child_frame = RestoreFrame::new(rules, child, &m.child, values);
+            stack.push(child_frame);
+            continue;
+        }
+        frame.best = frame
+            .best
+            .max(m.value_given_child(values[child].load(Relaxed) as i32));
+        frame.next += 1;
+    }
 }
 
 /// Phase 2: threshold propagation from `s = first_threshold` down to 1
@@ -503,7 +544,7 @@ fn seed_threshold(s: i8, state: &LevelState) -> (Vec<u64>, Vec<u64>) {
         if exit == s {
             state.decide(at, s);
             (true, false)
-        } else if exit == -s && flag & !SEARCHED == 0 {
+        } else if exit == -s && flag == 0 {
             state.decide(at, -s);
             (false, true)
         } else {
@@ -556,7 +597,7 @@ fn parents_of_wins(
         let flag = state.flags[at].load(Relaxed) - edges;
         state.flags[at].store(flag, Relaxed);
         // Undecided and no child left outside `W`.
-        if flag & !SEARCHED == 0 && state.value[at].load(Relaxed) <= -s {
+        if flag == 0 && state.value[at].load(Relaxed) <= -s {
             state.decide(at, -s);
             true
         } else {

@@ -23,14 +23,24 @@
 //! next begins.
 //!
 //! The header's `value_encoding` says what an even table's entries are:
-//! `rans-order1-11`, every position's value ([`Encoding::Full`]);
-//! `rans-order1-11-one-ply` ([`Encoding::Compact`], Oware family only), an
-//! entry at most the value, from which a reader restores
-//! the value with a one-ply look ([`crate::omission`]): the larger of the
-//! entry and the best of the position's captures, or of all its moves where
-//! it is searched. Wherever that look gives the value, the entry is free,
-//! and the writer picks the one the model codes cheapest after the entry
-//! before it (more than half of oware positions; files 42% smaller).
+//!
+//! - `rans-order1-11`: every position's value ([`Encoding::Full`]).
+//! - `rans-order1-mover-11-descending` ([`Encoding::Compact`], Oware family
+//!   only): an entry at most the value, from which a reader restores the
+//!   value as the larger of the entry and the best of the position's
+//!   restoring moves (captures and moves that descend;
+//!   [`crate::omission`]). Wherever those moves give the value (about 65%
+//!   of oware positions), the entry is free, and the writer picks the one
+//!   the model codes cheapest. Entries are coded in the context of the
+//!   previous entry and of the mover's stones
+//!   ([`crate::omission::MoverContexts`]), in blocks of 2,048 positions by
+//!   default: oware levels 0–20 take 1.42 bits a position, against 3.53
+//!   stored whole.
+//! - `rans-order1-11-descending`: the same entries in the plain order-1
+//!   model, for compact levels under [`MOVER_CONTEXTS_MIN_POSITIONS`]
+//!   positions, where the larger model would cost more header than it
+//!   saves.
+//!
 //! Readers restore values from the tables: a probe looks at the moves best
 //! bound first (a move is worth at most its gain minus its child's entry),
 //! and a batch first decodes whole the compact levels that are small next
@@ -57,10 +67,11 @@ use std::path::{Path, PathBuf};
 use memmap2::{Advice, Mmap};
 use rayon::prelude::*;
 
-use crate::codec::{self, Decoder, Model, StoredModel};
+use crate::codec::{self, Contexts, Decoder, Model, StoredModel, Uniform};
 use crate::error::{Error, Result};
 use crate::forced::Bounds;
 use crate::index::LevelIndex;
+use crate::omission::{self, MoverContexts};
 use crate::rules::{Rules, Variant};
 use crate::solver::{self, LevelSolution, SolvedLevels};
 
@@ -75,26 +86,50 @@ pub const INDEX_SCHEME: &str = "compositions-colex";
 /// The value encoding: order-1 context model, rANS with 11-bit
 /// probabilities (see [`crate::codec`]).
 pub const VALUE_ENCODING: &str = "rans-order1-11";
-/// The same coding of entries that may be below the value where a one-ply
-/// look restores it ([`crate::omission`]).
-pub const VALUE_ENCODING_COMPACT: &str = "rans-order1-11-one-ply";
-/// The compact encoding of earlier versions, which searched captures only.
-const VALUE_ENCODING_EXITS_ONLY: &str = "rans-order1-11-exits-omitted";
+/// Entries that may be below the value where the restoring moves give it
+/// ([`crate::omission`]), coded in the context of the previous entry and
+/// the mover's stones ([`crate::omission::MoverContexts`]).
+pub const VALUE_ENCODING_COMPACT: &str = "rans-order1-mover-11-descending";
+/// The same entries in the plain order-1 model: what small levels use,
+/// where the larger model would cost more header than it saves.
+pub const VALUE_ENCODING_COMPACT_SMALL: &str = "rans-order1-11-descending";
+/// Compact levels of at least this many positions code their entries in
+/// the mover's-stones contexts.
+pub const MOVER_CONTEXTS_MIN_POSITIONS: usize = 1 << 14;
+/// The compact encodings of earlier versions: captures only searched, then
+/// captures and positions whose every move descends.
+const VALUE_ENCODINGS_EARLIER: [&str; 2] =
+    ["rans-order1-11-exits-omitted", "rans-order1-11-one-ply"];
 /// The cycle convention of the stored values.
 pub const CYCLES_EVEN: &str = "even";
 
 /// How an even table stores its values (`build --encoding`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Encoding {
-    /// Oware family: a position whose value a one-ply look restores
-    /// ([`crate::omission`]) stores a cheaper entry: oware levels 0–20 take
-    /// 2.04 bits a position instead of 3.53, and a probe searches a few
-    /// positions instead of reading one entry (on oware 0–20, single
-    /// probes about 3.5× slower, batches of move values about 2.7×).
+    /// Oware family: a position whose value its restoring moves give
+    /// ([`crate::omission`]) stores a cheaper entry, and entries are coded
+    /// with the mover's stones as context: oware levels 0–20 take 1.42
+    /// bits a position instead of 3.53. A probe searches a few positions
+    /// instead of reading one entry: on oware 0–20, single probes are
+    /// about 1.5× slower at the median and 40× at the 99th percentile,
+    /// batches of move values about 4× slower.
     Compact,
     /// Every value stored as it is: the fastest probes, and the default.
     #[default]
     Full,
+}
+
+impl Encoding {
+    /// Positions per block unless a build says otherwise: a probe decodes
+    /// half a block on average, and each block costs 16 bytes of framing.
+    /// Full tables favour probes; compact ones, whose probes read several
+    /// entries anyway, favour size.
+    pub fn default_block_size(self) -> u32 {
+        match self {
+            Encoding::Full => DEFAULT_BLOCK_SIZE,
+            Encoding::Compact => COMPACT_BLOCK_SIZE,
+        }
+    }
 }
 
 /// Which kind of table a file holds: the cycle convention of RULES.md.
@@ -149,6 +184,8 @@ impl Cycles {
 /// (oware level 20): 0.125 bits/position of index, blocks 1.4% larger than
 /// at 4,096, and a cold probe about 1 µs.
 pub const DEFAULT_BLOCK_SIZE: u32 = 512;
+/// Positions per block of compact tables by default.
+pub const COMPACT_BLOCK_SIZE: u32 = 2048;
 /// The largest block size: a group of 65,536 blocks must stay
 /// under 4 GiB so that offsets within it fit 32 bits.
 pub const MAX_BLOCK_SIZE: u32 = 1 << 14;
@@ -209,7 +246,30 @@ impl Header {
         block_size: u32,
     ) -> Header {
         let per_position = cycles.symbols_per_position();
-        let positions = symbols.len() / per_position;
+        let model = Model::fit(symbols, block_size as usize * per_position, &Uniform);
+        Header {
+            histogram: histogram(symbols),
+            ..Header::with_model(
+                rules,
+                cycles,
+                level,
+                symbols.len() / per_position,
+                block_size,
+                model,
+            )
+        }
+    }
+
+    /// A header of `positions` positions coded with `model` (no histogram
+    /// yet, full encoding).
+    fn with_model(
+        rules: &Rules,
+        cycles: Cycles,
+        level: u32,
+        positions: usize,
+        block_size: u32,
+        model: Model,
+    ) -> Header {
         Header {
             variant: rules.variant().name().to_string(),
             pits: rules.pits() as u8,
@@ -221,8 +281,8 @@ impl Header {
             value_encoding: VALUE_ENCODING.to_string(),
             block_size,
             block_count: positions.div_ceil(block_size as usize) as u64,
-            histogram: histogram(symbols),
-            model: Model::fit(symbols, block_size as usize * per_position).to_stored(),
+            histogram: Vec::new(),
+            model: model.to_stored(),
         }
     }
 
@@ -247,10 +307,23 @@ impl Header {
                 values.clone(),
             );
         }
-        let entries = codec::lower_free_values(values, &solution.lowerable, block_size as usize);
-        let mut header = Header::for_level(rules, level, &entries, block_size);
-        header.value_encoding = VALUE_ENCODING_COMPACT.to_string();
-        header.histogram = histogram(values);
+        let free = omission::free_entries(rules, level, values, &solution.exit_best);
+        let block = block_size as usize;
+        let (entries, encoding, model) = if values.len() >= MOVER_CONTEXTS_MIN_POSITIONS {
+            let contexts = MoverContexts::new(rules.pits(), level);
+            let entries = codec::lower_free_values(values, &free, block, &contexts);
+            let model = Model::fit(&entries, block, &contexts);
+            (entries, VALUE_ENCODING_COMPACT, model)
+        } else {
+            let entries = codec::lower_free_values(values, &free, block, &Uniform);
+            let model = Model::fit(&entries, block, &Uniform);
+            (entries, VALUE_ENCODING_COMPACT_SMALL, model)
+        };
+        let header = Header {
+            value_encoding: encoding.to_string(),
+            histogram: histogram(values),
+            ..Header::with_model(rules, Cycles::Even, level, values.len(), block_size, model)
+        };
         (header, entries)
     }
 
@@ -258,6 +331,20 @@ impl Header {
     /// stand for (see [`crate::omission`]).
     pub fn compact(&self) -> bool {
         self.value_encoding == VALUE_ENCODING_COMPACT
+            || self.value_encoding == VALUE_ENCODING_COMPACT_SMALL
+    }
+
+    /// The coding contexts of a table coded with the mover's stones
+    /// (`None`: the plain order-1 model).
+    fn mover_contexts(&self) -> Option<MoverContexts> {
+        (self.value_encoding == VALUE_ENCODING_COMPACT)
+            .then(|| MoverContexts::new(self.pits as usize, self.level))
+    }
+
+    /// The header's value model, checked.
+    fn value_model(&self) -> std::result::Result<Model, String> {
+        let features = self.mover_contexts().map_or(1, |c| c.features());
+        Model::from_stored(&self.model, features)
     }
 
     /// The kind of table ([`Cycles`]) the header names.
@@ -338,11 +425,11 @@ pub fn level_file_name(level: u32) -> String {
 /// atomically: the data goes to `path.tmp`, is synced, and is renamed over
 /// `path` only when complete. Returns the file's size in bytes.
 pub fn write_table(path: &Path, header: &Header, values: &[i8]) -> Result<u64> {
-    let model = Model::from_stored(&header.model).expect("the header's own model");
-    let blocks: Vec<Vec<u8>> = values
-        .par_chunks(header.block_symbols())
-        .map(|chunk| model.encode_block(chunk))
-        .collect();
+    let model = header.value_model().expect("the header's own model");
+    let blocks = match header.mover_contexts() {
+        Some(contexts) => encode_blocks(&model, values, header.block_symbols(), &contexts),
+        None => encode_blocks(&model, values, header.block_symbols(), &Uniform),
+    };
     let header_bytes =
         bincode::encode_to_vec(header, bincode::config::standard()).expect("header encodes");
     let groups = blocks.len().div_ceil(GROUP_BLOCKS);
@@ -398,6 +485,20 @@ pub fn write_table(path: &Path, header: &Header, values: &[i8]) -> Result<u64> {
     Ok(bytes)
 }
 
+/// Codes `values` in blocks of `block_symbols`, in parallel.
+fn encode_blocks(
+    model: &Model,
+    values: &[i8],
+    block_symbols: usize,
+    contexts: &impl Contexts,
+) -> Vec<Vec<u8>> {
+    values
+        .par_chunks(block_symbols)
+        .enumerate()
+        .map(|(b, chunk)| model.encode_block(chunk, contexts.walk((b * block_symbols) as u64)))
+        .collect()
+}
+
 /// Where the parts of a validated file lie.
 #[derive(Clone, Copy, Debug)]
 struct Layout {
@@ -416,6 +517,8 @@ pub struct Table {
     header: Header,
     layout: Layout,
     decoder: Decoder,
+    /// A compact table's coding contexts.
+    contexts: Option<MoverContexts>,
 }
 
 impl Table {
@@ -452,9 +555,11 @@ impl Table {
         // are never modified while mapped by this program.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
         let (header, layout) = parse_layout(path, &map)?;
-        let decoder = Model::from_stored(&header.model)
+        let decoder = header
+            .value_model()
             .expect("parse_layout checks the model")
             .decoder();
+        let contexts = header.mover_contexts();
         if let Some((rules, cycles, level)) = expected {
             let found_cycles = header.cycles()?;
             if found_cycles != cycles {
@@ -480,6 +585,7 @@ impl Table {
             header,
             layout,
             decoder,
+            contexts,
         })
     }
 
@@ -518,9 +624,12 @@ impl Table {
     pub fn get(&self, at: u64) -> Result<i8> {
         let (block, offset) = self.locate(at)?;
         let data = self.block_data(block)?;
-        self.decoder
-            .decode_at(data, offset)
-            .map_err(|e| self.corrupted(format!("block {block} does not decode: {e:?}")))
+        let first = self.first_position(block);
+        match &self.contexts {
+            Some(c) => self.decoder.decode_at(data, offset, c.walk(first)),
+            None => self.decoder.decode_at(data, offset, Uniform.walk(first)),
+        }
+        .map_err(|e| self.corrupted(format!("block {block} does not decode: {e:?}")))
     }
 
     /// The forced bounds stored for index `at` (a forced table), decoding
@@ -624,17 +733,28 @@ impl Table {
     /// decodes only up to the last of them.
     pub fn decode_prefix(&self, block: u64, out: &mut [i8]) -> Result<()> {
         let data = self.block_data(block)?;
-        self.decoder
-            .decode_prefix(data, out)
-            .map_err(|e| self.corrupted(format!("block {block} does not decode: {e:?}")))
+        let first = self.first_position(block);
+        match &self.contexts {
+            Some(c) => self.decoder.decode_prefix(data, out, c.walk(first)),
+            None => self.decoder.decode_prefix(data, out, Uniform.walk(first)),
+        }
+        .map_err(|e| self.corrupted(format!("block {block} does not decode: {e:?}")))
     }
 
     /// Decodes block `block` into `out`, which must be exactly its length.
     fn decode_block_into(&self, block: u64, out: &mut [i8]) -> Result<()> {
         let data = self.block_data(block)?;
-        self.decoder
-            .decode_block(data, out)
-            .map_err(|e| self.corrupted(format!("block {block} does not decode: {e:?}")))
+        let first = self.first_position(block);
+        match &self.contexts {
+            Some(c) => self.decoder.decode_block(data, out, c.walk(first)),
+            None => self.decoder.decode_block(data, out, Uniform.walk(first)),
+        }
+        .map_err(|e| self.corrupted(format!("block {block} does not decode: {e:?}")))
+    }
+
+    /// The index of block `block`'s first position.
+    fn first_position(&self, block: u64) -> u64 {
+        block * self.header.block_size as u64
     }
 
     /// The coded bytes of block `block`, bounds- and checksum-checked.
@@ -752,14 +872,14 @@ fn parse_layout(path: &Path, bytes: &[u8]) -> Result<(Header, Layout)> {
 fn validate_header(h: &Header) -> std::result::Result<(), String> {
     let rules = h.rules().map_err(|e| e.to_string())?;
     h.cycles().map_err(|e| e.to_string())?;
-    if h.value_encoding == VALUE_ENCODING_EXITS_ONLY {
+    if VALUE_ENCODINGS_EARLIER.contains(&h.value_encoding.as_str()) {
         return Err(format!(
-            "value encoding '{VALUE_ENCODING_EXITS_ONLY}' was written by an earlier \
-             version; rebuild the table"
+            "value encoding '{}' was written by an earlier version; rebuild the table",
+            h.value_encoding
         ));
     }
-    let known_encoding = h.value_encoding == VALUE_ENCODING
-        || (h.value_encoding == VALUE_ENCODING_COMPACT && h.cycles == CYCLES_EVEN);
+    let known_encoding =
+        h.value_encoding == VALUE_ENCODING || (h.compact() && h.cycles == CYCLES_EVEN);
     if h.index_scheme != INDEX_SCHEME || !known_encoding {
         return Err(format!(
             "unknown index scheme '{}' or value encoding '{}'",
@@ -783,7 +903,9 @@ fn validate_header(h: &Header) -> std::result::Result<(), String> {
     {
         return Err("block size and count do not match the positions".into());
     }
-    let model = Model::from_stored(&h.model).map_err(|e| format!("bad value model: {e}"))?;
+    let model = h
+        .value_model()
+        .map_err(|e| format!("bad value model: {e}"))?;
     let (low, high) = (h.histogram.first(), h.histogram.last());
     let (low, high) = (low.map(|&(v, _)| v), high.map(|&(v, _)| v));
     // Entries below values keep within the values' range.

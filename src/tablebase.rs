@@ -12,12 +12,12 @@ use crate::forced::Bounds;
 use crate::index;
 use crate::omission;
 use crate::position::{pit_letter, Position, MAX_PITS};
-use crate::rules::{Move, MoveList, Rules, Successors};
+use crate::rules::{Move, Rules, Successors};
 use crate::solver::MAX_LEVEL;
 use crate::table::{level_file_name, Cycles, Table, DEFAULT_BLOCK_SIZE};
 
 /// Memory for decoded blocks that [`Tablebase::open`] sets aside.
-pub const DEFAULT_CACHE_BYTES: usize = 32 << 20;
+pub const DEFAULT_CACHE_BYTES: usize = 256 << 20;
 
 /// One probe of a batch: where it reads (see [`Probe::key`]), the caller's
 /// slot, and the stored symbols once read.
@@ -65,14 +65,48 @@ impl Probe {
 /// block).
 type BlockLru = LruCache<(u32, u64), Arc<[i8]>>;
 
-/// The decoded-block cache with a second-chance admission: a block missed
-/// once is only remembered (its probe decodes just up to the value it
-/// needs, half a block on average); missed again, it is decoded whole and
-/// kept. Random probes into tables far larger than the cache then cost one
-/// partial decode each, while blocks that are probed again stay decoded.
+/// The decoded-block cache, holding at most `capacity` bytes of decoded
+/// symbols, with a second-chance admission: a block missed once is only
+/// remembered (its probe decodes just up to the value it needs, half a
+/// block on average); missed again, it is decoded whole and kept. Random
+/// probes into tables far larger than the cache then cost one partial
+/// decode each, while blocks that are probed again stay decoded. Levels
+/// larger than the whole cache bypass it: it could hold only a part of
+/// them, and a probe would pay the bookkeeping for nothing.
 struct BlockCache {
     decoded: BlockLru,
     missed_once: LruCache<(u32, u64), ()>,
+    /// Bytes of decoded symbols held.
+    held: usize,
+    capacity: usize,
+}
+
+impl BlockCache {
+    fn new(capacity: usize) -> BlockCache {
+        // Remember as many missed blocks as the smallest blocks would fill.
+        let remembered =
+            NonZeroUsize::new(capacity / DEFAULT_BLOCK_SIZE as usize).unwrap_or(NonZeroUsize::MIN);
+        BlockCache {
+            decoded: LruCache::unbounded(),
+            missed_once: LruCache::new(remembered),
+            held: 0,
+            capacity,
+        }
+    }
+
+    /// Keeps `values`, evicting the least recently used blocks as needed.
+    fn keep(&mut self, key: (u32, u64), values: Arc<[i8]>) {
+        self.held += values.len();
+        if let Some(old) = self.decoded.put(key, values) {
+            self.held -= old.len();
+        }
+        while self.held > self.capacity {
+            match self.decoded.pop_lru() {
+                Some((_, evicted)) => self.held -= evicted.len(),
+                None => break,
+            }
+        }
+    }
 }
 
 /// The value of one legal move.
@@ -122,6 +156,8 @@ pub struct Tablebase {
     dir: PathBuf,
     levels: Vec<OnceLock<Table>>,
     cache: Mutex<BlockCache>,
+    /// The cache's capacity in bytes.
+    cache_capacity: usize,
 }
 
 impl Tablebase {
@@ -155,7 +191,6 @@ impl Tablebase {
     ) -> Result<Tablebase> {
         let root = root.as_ref().to_path_buf();
         let dir = tables_dir_for(&root, &rules, cycles);
-        let block_bytes = DEFAULT_BLOCK_SIZE as usize * cycles.symbols_per_position();
         let present = (0..=MAX_LEVEL)
             .take_while(|&n| dir.join(level_file_name(n)).is_file())
             .count();
@@ -165,14 +200,8 @@ impl Tablebase {
             root,
             dir,
             levels: (0..present).map(|_| OnceLock::new()).collect(),
-            cache: Mutex::new({
-                let blocks =
-                    NonZeroUsize::new(cache_bytes / block_bytes).unwrap_or(NonZeroUsize::MIN);
-                BlockCache {
-                    decoded: LruCache::new(blocks),
-                    missed_once: LruCache::new(blocks),
-                }
-            }),
+            cache: Mutex::new(BlockCache::new(cache_bytes)),
+            cache_capacity: cache_bytes,
         })
     }
 
@@ -205,52 +234,63 @@ impl Tablebase {
 
     /// The value of `pos` from its entry: the entry itself, or where the
     /// table is compact, the larger of the entry and the best of its
-    /// restoring moves ([`crate::omission`]). They are searched best bound
-    /// first ([`bound`]): once a bound is no better than the best value
-    /// found, the rest are skipped.
+    /// restoring moves ([`crate::omission`]).
     fn value_from_entry(&self, entries: &impl Entries, pos: &Position, entry: i32) -> Result<i32> {
-        let moves = match self.restore(pos)? {
-            Restore::Entry => return Ok(entry),
-            Restore::Terminal(value) => return Ok(value),
-            Restore::Search(moves) => moves,
-        };
-        // (bound, move, child's entry) per move, on the stack: probes are
-        // hot paths.
+        self.search(entries, pos, entry, Window::ALL)
+    }
+
+    /// The value of `pos`, given its entry, as far as `window` needs it
+    /// (see [`Window`]): an alpha-beta search of the restoring moves, best
+    /// bound first ([`bound`]). The entry is a lower bound of the value and
+    /// each bound an upper bound of a move's, so a search stops as soon as
+    /// no move left can matter. Without windows, a search would follow each
+    /// capture into a lower level's search, and so on down, in full: some
+    /// probes of oware 0–20 took seconds.
+    fn search(
+        &self,
+        entries: &impl Entries,
+        pos: &Position,
+        entry: i32,
+        window: Window,
+    ) -> Result<i32> {
+        // The entry is the value in a full table, and at most the value in
+        // a compact one: enough if the window needs no more.
+        if !self.compact(pos.stones())? || entry >= window.beta {
+            return Ok(entry);
+        }
+        // Moves, and (bound, move, child's entry) per move, on the stack:
+        // probes are hot paths.
+        let mut moves = [Move::default(); MAX_PITS];
+        let mut count = 0;
+        let restored = omission::for_each_restoring_move(&self.rules, pos, |m| {
+            moves[count] = *m;
+            count += 1;
+        });
+        if let Some(terminal) = restored {
+            return Ok(terminal);
+        }
         let mut searched = [(0i32, 0usize, 0i32); MAX_PITS];
-        for (i, m) in moves.iter().enumerate() {
+        for (i, m) in moves[..count].iter().enumerate() {
             let child_entry = entries.entry(&m.child)?;
             searched[i] = (bound(m, child_entry), i, child_entry);
         }
-        let searched = &mut searched[..moves.len()];
+        let searched = &mut searched[..count];
         searched.sort_unstable_by_key(|&(bound, _, _)| std::cmp::Reverse(bound));
         let mut best = entry;
         for &(bound, i, child_entry) in searched.iter() {
-            if bound <= best {
+            if best >= window.beta {
+                break;
+            }
+            let floor = best.max(window.alpha);
+            if bound <= floor {
                 break;
             }
             let m = &moves[i];
-            let child = self.value_from_entry(entries, &m.child, child_entry)?;
+            let child_window = Window::for_child(m, floor, window.beta);
+            let child = self.search(entries, &m.child, child_entry, child_window)?;
             best = best.max(m.value_given_child(child));
         }
         Ok(best)
-    }
-
-    /// How `pos`'s value comes from its entry.
-    fn restore(&self, pos: &Position) -> Result<Restore> {
-        if !self.compact(pos.stones())? {
-            return Ok(Restore::Entry);
-        }
-        Ok(match self.rules.successors(pos) {
-            Successors::Terminal(value) => Restore::Terminal(value),
-            Successors::Moves(moves) => {
-                let restoring = omission::restoring_moves(pos, moves);
-                if restoring.is_empty() {
-                    Restore::Entry
-                } else {
-                    Restore::Search(restoring)
-                }
-            }
-        })
     }
 
     /// Whether level `n`'s table is compact ([`crate::omission`]).
@@ -511,7 +551,8 @@ impl Tablebase {
     fn symbols_at(&self, n: u32, block: u64, offset: usize, width: usize) -> Result<[i8; 2]> {
         let key = (n, block);
         let mut symbols = [0i8; 2];
-        let keep = {
+        let table = self.level(n)?;
+        let keep = table.symbols() <= self.cache_capacity && {
             let mut cache = self.cache_lock();
             if let Some(values) = cache.decoded.get(&key) {
                 symbols[..width].copy_from_slice(&values[offset..offset + width]);
@@ -523,11 +564,10 @@ impl Tablebase {
             }
             seen_before
         };
-        let table = self.level(n)?;
         if keep {
             let values: Arc<[i8]> = table.decode_block(block)?.into();
             symbols[..width].copy_from_slice(&values[offset..offset + width]);
-            self.cache_lock().decoded.put(key, values);
+            self.cache_lock().keep(key, values);
         } else {
             let mut prefix = vec![0i8; offset + width];
             table.decode_prefix(block, &mut prefix)?;
@@ -715,15 +755,42 @@ impl Entries for DecodedLevels<'_> {
     }
 }
 
-/// How a position's value comes from its entry ([`crate::omission`]).
-enum Restore {
-    /// The entry is the value: the table stores every value as it is.
-    Entry,
-    /// The game is over: its terminal value.
-    Terminal(i32),
-    /// The larger of the entry and the best of these moves' values (at
-    /// least one).
-    Search(MoveList),
+/// What a search must learn of a value `v`: `v` itself if `alpha < v <
+/// beta`, otherwise only on which side it lies. A search returns `r = v`
+/// inside the window, some `r >= beta` if `v >= beta`, and some `r <=
+/// alpha` if `v <= alpha`.
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    alpha: i32,
+    beta: i32,
+}
+
+impl Window {
+    /// Every value is needed exactly.
+    const ALL: Window = Window {
+        alpha: i32::MIN / 2,
+        beta: i32::MAX / 2,
+    };
+
+    /// The window a move `m`'s child is searched with, when the move
+    /// matters only if it is worth more than `floor`, and exactly only
+    /// below `beta`.
+    fn for_child(m: &Move, floor: i32, beta: i32) -> Window {
+        let gain = m.gain as i32;
+        if m.extra_turn {
+            // Worth gain + child.
+            Window {
+                alpha: floor - gain,
+                beta: beta - gain,
+            }
+        } else {
+            // Worth gain − child.
+            Window {
+                alpha: gain - beta,
+                beta: gain - floor,
+            }
+        }
+    }
 }
 
 /// The most a move can be worth, given its child's entry: entries never
@@ -734,5 +801,32 @@ fn bound(m: &Move, child_entry: i32) -> i32 {
         i32::MAX
     } else {
         m.value_given_child(child_entry)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cache holds at most its capacity in decoded bytes, whatever the
+    /// block sizes, and evicts the least recently used first.
+    #[test]
+    fn the_block_cache_is_bounded_in_bytes() {
+        let mut cache = BlockCache::new(5000);
+        let block = |len: usize| -> Arc<[i8]> { vec![0i8; len].into() };
+        cache.keep((1, 0), block(2048));
+        cache.keep((1, 1), block(2048));
+        cache.keep((0, 0), block(512));
+        assert_eq!(cache.held, 4608);
+        cache.decoded.get(&(1, 0));
+        cache.keep((1, 2), block(2048));
+        assert!(cache.held <= 5000);
+        assert!(cache.decoded.contains(&(1, 0)), "recently used");
+        assert!(!cache.decoded.contains(&(1, 1)), "least recently used");
+        cache.keep((1, 0), block(2048));
+        assert_eq!(
+            cache.held,
+            cache.decoded.iter().map(|(_, v)| v.len()).sum::<usize>()
+        );
     }
 }

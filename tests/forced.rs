@@ -216,7 +216,7 @@ fn built_tables_answer_what_the_solver_found() {
         let dir = tempfile::tempdir().unwrap();
         let mut options = BuildOptions::new(dir.path(), rules, max);
         options.cycles = Cycles::Forced;
-        options.block_size = 64;
+        options.block_size = Some(64);
         // Every lower level goes through a mapped scratch file.
         options.mapped_min_positions = 0;
         build(&options, &Quiet).unwrap();

@@ -33,7 +33,7 @@ fn compact_options(root: &Path, rules: Rules, max: u32) -> BuildOptions {
 fn build_tables(root: &Path, rules: Rules, max: u32, block_size: Option<u32>) -> Vec<LevelReport> {
     let mut options = compact_options(root, rules, max);
     if let Some(b) = block_size {
-        options.block_size = b;
+        options.block_size = Some(b);
     }
     build(&options, &Quiet).unwrap()
 }
@@ -175,12 +175,15 @@ fn probes_agree_with_the_in_memory_solver() {
     }
 }
 
-/// The solver marks as lowerable exactly the positions worth their best
-/// exit (recomputed here from the levels below) and, in the Oware family,
-/// those a reader searches.
+/// The solver marks exactly the positions worth their best exit
+/// (recomputed here from the levels below), and a compact table frees
+/// exactly those and, in the Oware family, the positions whose value a
+/// same-level restoring move gives: any move if no move leads to the
+/// position, else a move to a position with fewer stones on the (new)
+/// mover's side, or as many and a lower rank.
 #[test]
-fn the_solver_marks_exactly_the_positions_a_reader_restores() {
-    use mancala_tb::omission::searched;
+fn the_solver_and_writer_free_exactly_the_entries_a_reader_restores() {
+    use mancala_tb::omission::free_entries;
     use mancala_tb::solver::solve_level_resumable;
     let cases = [
         (rules(Variant::Oware, 6), 8),
@@ -192,24 +195,41 @@ fn the_solver_marks_exactly_the_positions_a_reader_restores() {
         let mut lower = SolvedLevels::new();
         for n in 0..=max {
             let solution = solve_level_resumable(&rules, n, &lower, &|_| {}, None).unwrap();
-            let expected: Vec<bool> = level_positions(rules.pits(), n)
-                .iter()
-                .zip(&solution.values)
-                .map(|(pos, &value)| match rules.successors(pos) {
-                    Successors::Terminal(_) => true,
+            let positions = level_positions(rules.pits(), n);
+            let mut exit_best = Vec::new();
+            let mut free = Vec::new();
+            for (pos, &value) in positions.iter().zip(&solution.values) {
+                let (best_exit, by_stay) = match rules.successors(pos) {
+                    Successors::Terminal(_) => (true, false),
                     Successors::Moves(moves) => {
                         let best_exit = moves
                             .iter()
                             .filter(|m| m.leaves_level())
                             .map(|m| m.value_given_child(lower.value(&m.child)))
                             .max();
-                        best_exit == Some(value as i32)
-                            || (rules.variant().is_oware_family()
-                                && searched(pos, index::rank(pos), &moves))
+                        let nobody_moves_here =
+                            (rules.pits()..2 * rules.pits()).all(|pit| pos.get(pit) > 0);
+                        let by_stay = moves.iter().any(|m| {
+                            let child = &m.child;
+                            let lower_order = (child.mover_stones(), index::rank(child))
+                                < (pos.mover_stones(), index::rank(pos));
+                            !m.leaves_level()
+                                && (nobody_moves_here || lower_order)
+                                && m.value_given_child(
+                                    solution.values[index::rank(child) as usize] as i32,
+                                ) == value as i32
+                        });
+                        (best_exit == Some(value as i32), by_stay)
                     }
-                })
-                .collect();
-            assert_eq!(solution.lowerable, expected, "{} level {n}", rules.id());
+                };
+                exit_best.push(best_exit);
+                free.push(best_exit || by_stay);
+            }
+            assert_eq!(solution.exit_best, exit_best, "{} level {n}", rules.id());
+            if rules.variant().is_oware_family() {
+                let found = free_entries(&rules, n, &solution.values, &solution.exit_best);
+                assert_eq!(found, free, "{} level {n}", rules.id());
+            }
             lower.push(solution.values);
         }
     }
@@ -243,22 +263,24 @@ fn no_move_leads_to_a_position_whose_opponent_row_is_full() {
     }
 }
 
-/// Compact files of earlier versions (captures only searched) would
-/// restore wrong values under today's rule: they are refused with a hint to
-/// rebuild.
+/// Compact files of earlier versions (fewer restoring moves, another
+/// model) would restore wrong values under today's rule: they are refused
+/// with a hint to rebuild.
 #[test]
 fn compact_files_of_earlier_versions_are_refused() {
     let (dir, rules, solved) = small_oware();
     let n = 4;
     let path = level_path(dir.path(), &rules, n);
-    let mut header = Header::for_level(&rules, n, solved.level(n), 512);
-    header.value_encoding = "rans-order1-11-exits-omitted".to_string();
-    write_table(&path, &header, solved.level(n)).unwrap();
-    match Table::open(&path, Some((&rules, n))) {
-        Err(e @ Error::Corrupted { .. }) => {
-            assert!(e.to_string().contains("rebuild"), "{e}")
+    for encoding in ["rans-order1-11-exits-omitted", "rans-order1-11-one-ply"] {
+        let mut header = Header::for_level(&rules, n, solved.level(n), 512);
+        header.value_encoding = encoding.to_string();
+        write_table(&path, &header, solved.level(n)).unwrap();
+        match Table::open(&path, Some((&rules, n))) {
+            Err(e @ Error::Corrupted { .. }) => {
+                assert!(e.to_string().contains("rebuild"), "{e}")
+            }
+            other => panic!("an old compact file opened: {:?}", other.map(|_| ())),
         }
-        other => panic!("an old compact file opened: {:?}", other.map(|_| ())),
     }
 }
 
@@ -906,7 +928,7 @@ fn build_rejects_impossible_options() {
         Err(Error::InvalidRules(_))
     ));
     options.max_stones = 3;
-    options.block_size = 0;
+    options.block_size = Some(0);
     assert!(matches!(
         build(&options, &Quiet),
         Err(Error::InvalidRules(_))
