@@ -128,7 +128,7 @@ fn probes_of(c: &mut Criterion, encoding: Encoding, name: &str) {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(5));
 
-    // The default 32 MiB cache holds every block of these levels, so this
+    // The default 256 MiB cache holds every block of these levels, so this
     // measures the probe path with its block already decoded.
     let mut next = 0usize;
     group.bench_function("value/random", |b| {
@@ -139,7 +139,7 @@ fn probes_of(c: &mut Criterion, encoding: Encoding, name: &str) {
         })
     });
 
-    // A one-block cache: nearly every probe decodes its block (page cache
+    // No cache: every probe decodes its block up to its value (page cache
     // warm), the cost when the tables are much larger than the cache.
     let uncached = Tablebase::open_with_cache(_dir.path(), *tb.rules(), 0).expect("open tables");
     let mut next = 0usize;

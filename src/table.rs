@@ -519,6 +519,9 @@ pub struct Table {
     decoder: Decoder,
     /// A compact table's coding contexts.
     contexts: Option<MoverContexts>,
+    /// Whether the table is compact ([`Header::compact`]), looked up once:
+    /// every probe asks.
+    compact: bool,
 }
 
 impl Table {
@@ -582,6 +585,7 @@ impl Table {
         Ok(Table {
             path: path.to_path_buf(),
             map,
+            compact: header.compact(),
             header,
             layout,
             decoder,
@@ -592,6 +596,11 @@ impl Table {
     /// The file's header.
     pub fn header(&self) -> &Header {
         &self.header
+    }
+
+    /// Whether entries may be below values ([`Header::compact`]).
+    pub fn compact(&self) -> bool {
+        self.compact
     }
 
     /// The file's path.
@@ -681,7 +690,7 @@ impl Table {
     pub fn decode_values_into(&self, out: &mut [i8], lower: &SolvedLevels) -> Result<()> {
         self.expect_cycles(Cycles::Even)?;
         self.decode_into(out)?;
-        if self.header.compact() {
+        if self.compact {
             solver::restore_values(&self.header.rules()?, self.header.level, out, lower);
         }
         Ok(())

@@ -295,7 +295,7 @@ impl Tablebase {
 
     /// Whether level `n`'s table is compact ([`crate::omission`]).
     fn compact(&self, n: u32) -> Result<bool> {
-        Ok(self.level(n)?.header().compact())
+        Ok(self.level(n)?.compact())
     }
 
     /// The forced bounds of `pos` (RULES.md, "Forced bounds"); needs forced
@@ -733,8 +733,7 @@ impl<'a> DecodedLevels<'a> {
         for n in 0..=top {
             let table = tb.level(n)?;
             let count = table.header().positions;
-            let decode =
-                table.header().compact() && count <= most && bytes + count <= BATCH_DECODE_BYTES;
+            let decode = table.compact() && count <= most && bytes + count <= BATCH_DECODE_BYTES;
             levels.push(if decode {
                 bytes += count;
                 Some(table.decode_all()?)

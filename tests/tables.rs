@@ -140,7 +140,7 @@ fn probes_agree_with_the_in_memory_solver() {
             assert_eq!(report.bytes, fs::metadata(&path).unwrap().len());
             let t = Table::open(&path, Some((&rules, n))).unwrap();
             t.check_file_checksum().unwrap();
-            // Oware-family tables leave out values a one-ply look restores:
+            // Oware-family tables leave out values their restoring moves give:
             // their entries may be lower, and the values come back.
             let entries = t.decode_all().unwrap();
             let h = t.header();
