@@ -111,7 +111,7 @@ pub enum Encoding {
     /// with the mover's stones as context: oware levels 0–20 take 1.42
     /// bits a position instead of 3.53. A probe searches a few positions
     /// instead of reading one entry: on oware 0–20, single probes are
-    /// about 1.5× slower at the median and 40× at the 99th percentile,
+    /// about 2× slower at the median and 10× at the 99th percentile,
     /// batches of move values about 4× slower.
     Compact,
     /// Every value stored as it is: the fastest probes, and the default.
