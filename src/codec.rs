@@ -304,13 +304,14 @@ impl Model {
 /// value the order-1 model finds likeliest after the symbol stored before
 /// it. Two rounds of fitting the model and choosing: the first fits the
 /// values themselves, the second what the first chose. Values that are not
-/// free are kept.
+/// free are kept. Returns the symbols and the model fitted to them, which
+/// codes them.
 pub fn lower_free_values(
     values: &[i8],
     free: &[bool],
     block_size: usize,
     contexts: &impl Contexts,
-) -> Vec<i8> {
+) -> (Vec<i8>, Model) {
     let mut stored = values.to_vec();
     for _ in 0..2 {
         let model = Model::fit(&stored, block_size, contexts);
@@ -343,7 +344,8 @@ pub fn lower_free_values(
                 }
             });
     }
-    stored
+    let model = Model::fit(&stored, block_size, contexts);
+    (stored, model)
 }
 
 /// Scales counts to frequencies summing to [`PROB_SCALE`], every non-zero

@@ -54,20 +54,42 @@ pub fn for_each_restoring_move(
     pos: &Position,
     mut visit: impl FnMut(&Move),
 ) -> Option<i32> {
-    let everything = unreachable_by_moves(pos);
-    let (mover, rank) = (pos.mover_stones(), index::rank(pos));
+    let restoring = Restoring::of(pos, index::rank(pos));
     rules.for_each_move(pos, |m| {
-        if everything || restores(mover, rank, m) {
+        if restoring.restores(m) {
             visit(m)
         }
     })
 }
 
-/// Whether `m`, a move of a reachable position with `mover` stones on the
-/// mover's side and rank `rank`, is one of its restoring moves.
-#[inline]
-pub fn restores(mover: u32, rank: u64, m: &Move) -> bool {
-    m.leaves_level() || descends(mover, rank, &m.child)
+/// Which moves of one position restore its value: what the rule needs to
+/// know of the position, worked out once for all its moves.
+#[derive(Clone, Copy, Debug)]
+pub struct Restoring {
+    /// No move leads to the position: every move restores.
+    everything: bool,
+    /// The position's stones on the mover's side.
+    mover: u32,
+    /// The position's rank in its level.
+    rank: u64,
+}
+
+impl Restoring {
+    /// The rule for `pos`, of rank `rank` in its level.
+    pub fn of(pos: &Position, rank: u64) -> Restoring {
+        Restoring {
+            everything: unreachable_by_moves(pos),
+            mover: pos.mover_stones(),
+            rank,
+        }
+    }
+
+    /// Whether `m`, a legal move of the position, is one of its restoring
+    /// moves.
+    #[inline]
+    pub fn restores(&self, m: &Move) -> bool {
+        self.everything || m.leaves_level() || descends(self.mover, self.rank, &m.child)
+    }
 }
 
 /// Whether no move leads to `pos`: its opponent (who moved last) has no
@@ -185,11 +207,10 @@ fn same_level_move_gives(
     value: i8,
     values: &[i8],
 ) -> bool {
-    let everything = unreachable_by_moves(pos);
-    let mover = pos.mover_stones();
+    let restoring = Restoring::of(pos, rank);
     let mut gives = false;
     rules.for_each_move(pos, |m| {
-        if !gives && !m.leaves_level() && (everything || descends(mover, rank, &m.child)) {
+        if !gives && !m.leaves_level() && restoring.restores(m) {
             let child = values[index::rank(&m.child) as usize];
             gives = m.value_given_child(child as i32) == value as i32;
         }

@@ -44,9 +44,9 @@ use std::time::Instant;
 use crate::checkpoint::{self, Checkpoints};
 use crate::error::Result;
 use crate::index::{self, LevelIndex};
-use crate::omission;
+use crate::omission::Restoring;
 use crate::position::Position;
-use crate::rules::{MoveList, Rules, Successors};
+use crate::rules::{Move, MoveList, Rules, Successors};
 
 /// Marks "no move leaves the level" in `max_exit`.
 const NO_EXIT: i8 = i8::MIN;
@@ -309,7 +309,7 @@ fn forward_pass(
             let first = (chunk * CHUNK) as u64;
             let positions = index.positions_from(first);
             for ((exit, flag), pos) in exits.iter_mut().zip(flags.iter_mut()).zip(positions) {
-                let look = look_one_ply(rules, n, &pos, lower);
+                let look = look_one_ply(rules, n, &pos, lower, |_| {});
                 *exit.get_mut() = look.best_exit;
                 *flag.get_mut() = look.stays;
             }
@@ -325,15 +325,23 @@ struct OnePly {
     stays: u8,
 }
 
-/// Looks at every move of `pos`, in level `n`.
+/// Looks at every move of `pos`, in level `n`, showing each move that
+/// keeps the level to `on_stay`.
 #[inline]
-fn look_one_ply(rules: &Rules, n: u32, pos: &Position, lower: &SolvedLevels) -> OnePly {
+fn look_one_ply(
+    rules: &Rules,
+    n: u32,
+    pos: &Position,
+    lower: &SolvedLevels,
+    mut on_stay: impl FnMut(&Move),
+) -> OnePly {
     let mut best = NO_EXIT as i32;
     let mut stays = 0u8;
     let terminal = rules.for_each_move(pos, |m| {
         if !m.leaves_level() {
             debug_assert!(!m.extra_turn && m.child.stones() == n);
             stays += 1;
+            on_stay(m);
         } else {
             let child_level = lower.level(n - m.gain as u32);
             let child_value = child_level[index::rank(&m.child) as usize];
@@ -372,9 +380,12 @@ pub fn restore_values(rules: &Rules, n: u32, stored: &mut [i8], lower: &SolvedLe
             let positions = index.positions_from(first);
             let mut pending = Vec::with_capacity(values.len());
             for (i, (value, pos)) in values.iter_mut().zip(positions).enumerate() {
-                let (best_exit, restoring_stay) =
-                    look_for_restore(rules, n, &pos, first + i as u64, lower);
-                *value = (*value).max(best_exit);
+                let restoring = Restoring::of(&pos, first + i as u64);
+                let mut restoring_stay = false;
+                let look = look_one_ply(rules, n, &pos, lower, |m| {
+                    restoring_stay = restoring_stay || restoring.restores(m);
+                });
+                *value = (*value).max(look.best_exit);
                 pending.push(AtomicBool::new(restoring_stay));
             }
             pending
@@ -396,34 +407,6 @@ pub fn restore_values(rules: &Rules, n: u32, stored: &mut [i8], lower: &SolvedLe
         });
 }
 
-/// The best exit (or terminal value) of `pos`, of rank `rank` in level
-/// `n`, and whether it has a same-level restoring move.
-fn look_for_restore(
-    rules: &Rules,
-    n: u32,
-    pos: &Position,
-    rank: u64,
-    lower: &SolvedLevels,
-) -> (i8, bool) {
-    let everything = omission::unreachable_by_moves(pos);
-    let mover = pos.mover_stones();
-    let mut best = NO_EXIT as i32;
-    let mut restoring_stay = false;
-    let terminal = rules.for_each_move(pos, |m| {
-        if m.leaves_level() {
-            let child_level = lower.level(n - m.gain as u32);
-            let child_value = child_level[index::rank(&m.child) as usize];
-            best = best.max(m.value_given_child(child_value as i32));
-        } else if !restoring_stay {
-            restoring_stay = everything || omission::descends(mover, rank, &m.child);
-        }
-    });
-    match terminal {
-        Some(value) => (value as i8, false),
-        None => (best as i8, restoring_stay),
-    }
-}
-
 /// One position being restored: its same-level restoring moves, the next
 /// one to look at, and the best value so far.
 struct RestoreFrame {
@@ -439,11 +422,8 @@ impl RestoreFrame {
             Successors::Moves(moves) => moves,
             Successors::Terminal(_) => unreachable!("a terminal position is never pending"),
         };
-        let everything = omission::unreachable_by_moves(pos);
-        let mover = pos.mover_stones();
-        moves.retain(|m| {
-            !m.leaves_level() && (everything || omission::descends(mover, at as u64, &m.child))
-        });
+        let restoring = Restoring::of(pos, at as u64);
+        moves.retain(|m| !m.leaves_level() && restoring.restores(m));
         RestoreFrame {
             at,
             moves,

@@ -309,15 +309,13 @@ impl Header {
         }
         let free = omission::free_entries(rules, level, values, &solution.exit_best);
         let block = block_size as usize;
-        let (entries, encoding, model) = if values.len() >= MOVER_CONTEXTS_MIN_POSITIONS {
+        let ((entries, model), encoding) = if values.len() >= MOVER_CONTEXTS_MIN_POSITIONS {
             let contexts = MoverContexts::new(rules.pits(), level);
-            let entries = codec::lower_free_values(values, &free, block, &contexts);
-            let model = Model::fit(&entries, block, &contexts);
-            (entries, VALUE_ENCODING_COMPACT, model)
+            let lowered = codec::lower_free_values(values, &free, block, &contexts);
+            (lowered, VALUE_ENCODING_COMPACT)
         } else {
-            let entries = codec::lower_free_values(values, &free, block, &Uniform);
-            let model = Model::fit(&entries, block, &Uniform);
-            (entries, VALUE_ENCODING_COMPACT_SMALL, model)
+            let lowered = codec::lower_free_values(values, &free, block, &Uniform);
+            (lowered, VALUE_ENCODING_COMPACT_SMALL)
         };
         let header = Header {
             value_encoding: encoding.to_string(),
