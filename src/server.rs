@@ -40,17 +40,16 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use mancala_core::{parse_move, Cycles, GameState, Position, Rules, Side, Variant};
+use mancala_engine::{Engine, Limits};
+use mancala_format::rule_sets;
+use mancala_probe::Tablebase;
 use serde::Deserialize;
 use serde_json::{json, Value as JsonValue};
 use tokio::sync::Semaphore;
 
-use crate::engine::{Engine, Limits};
-use crate::error::Error;
-use crate::game::{parse_move, GameEnd, GameState, Side, Sowing};
-use crate::position::Position;
-use crate::rules::{Place, Rules, Variant};
-use crate::table::Cycles;
-use crate::tablebase::{rule_sets, MoveValue, Tablebase};
+use crate::answer::{answer_many, answer_one, Failure};
+use crate::json;
 
 /// Most positions in one batch: a batch is answered in one blocking call,
 /// so its size bounds how long one request holds a worker.
@@ -69,9 +68,9 @@ pub const SEARCH_TIME: Duration = Duration::from_secs(2);
 /// answer is the best estimate, marked inexact, and its line is cut.
 pub const ANALYZE_TIME: Duration = Duration::from_secs(10);
 
-/// Transposition-table entries of a request's engine (24 bytes each): small,
-/// since every request gets its own.
-const SEARCH_TT_ENTRIES: usize = 1 << 16;
+/// Transposition-table memory of a request's engine: small, since every
+/// request gets its own.
+const SEARCH_TT_BYTES: usize = 3 << 19;
 
 /// Searches running at once; more wait. Searches are CPU-bound, so more
 /// than one per core only makes each slower.
@@ -119,22 +118,36 @@ impl ApiError {
     }
 }
 
-impl From<Error> for ApiError {
+impl From<Failure> for ApiError {
     /// The user's mistakes are 4xx; only the tables' own faults are 500.
-    fn from(e: Error) -> ApiError {
-        let (status, kind) = match &e {
-            Error::Notation(_) => (StatusCode::BAD_REQUEST, "notation"),
-            Error::InvalidRules(_) => (StatusCode::BAD_REQUEST, "invalid_rules"),
-            Error::OutOfRange { .. } => (StatusCode::NOT_FOUND, "out_of_range"),
-            Error::Missing { .. } => (StatusCode::INTERNAL_SERVER_ERROR, "missing"),
-            Error::BadMagic { .. }
-            | Error::UnsupportedVersion { .. }
-            | Error::Corrupted { .. }
-            | Error::WrongRules { .. }
-            | Error::WrongCycles { .. } => (StatusCode::INTERNAL_SERVER_ERROR, "corrupted"),
-            Error::Io { .. } => (StatusCode::INTERNAL_SERVER_ERROR, "io"),
+    fn from(failure: Failure) -> ApiError {
+        let status = match failure.kind {
+            "notation" | "invalid_rules" => StatusCode::BAD_REQUEST,
+            "out_of_range" => StatusCode::NOT_FOUND,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
-        ApiError::new(status, kind, e.to_string())
+        ApiError::new(status, failure.kind, failure.message)
+    }
+}
+
+impl From<mancala_core::Error> for ApiError {
+    fn from(e: mancala_core::Error) -> ApiError {
+        Failure::of_rules(&e).into()
+    }
+}
+
+impl From<mancala_probe::Error> for ApiError {
+    fn from(e: mancala_probe::Error) -> ApiError {
+        Failure::of_probe(&e).into()
+    }
+}
+
+impl From<mancala_engine::Error> for ApiError {
+    fn from(e: mancala_engine::Error) -> ApiError {
+        match e {
+            mancala_engine::Error::Rules(e) => e.into(),
+            mancala_engine::Error::Tables(e) => e.into(),
+        }
     }
 }
 
@@ -147,6 +160,12 @@ impl From<PathRejection> for ApiError {
 impl From<QueryRejection> for ApiError {
     fn from(e: QueryRejection) -> ApiError {
         ApiError::bad_request(e.body_text())
+    }
+}
+
+impl From<mancala_format::FormatError> for ApiError {
+    fn from(e: mancala_format::FormatError) -> ApiError {
+        ApiError::internal(e.to_string())
     }
 }
 
@@ -308,7 +327,7 @@ fn table_summary(tb: &Tablebase) -> JsonValue {
                 positions += table.header().positions;
                 bytes += table.bytes();
             }
-            Err(Error::OutOfRange { .. }) => break,
+            Err(mancala_probe::Error::OutOfRange { .. }) => break,
             Err(e) => {
                 summary["error"] = e.to_string().into();
                 break;
@@ -340,10 +359,8 @@ async fn position(
     let rules = parse_rules(&variant, pits, query.empty_capture)?;
     let tb = shared.tablebase(rules)?;
     blocking(move || {
-        let pos = Position::parse(rules.pits(), &notation)?;
-        let value = tb.value(&pos)?;
-        let moves = tb.move_values(&pos)?;
-        Ok(Json(position_json(&rules, &pos, value, &moves)))
+        let analysed = answer_one(&*tb, (0, 0), &notation)?;
+        Ok(Json(to_value(json::position(&analysed))))
     })
     .await
 }
@@ -360,20 +377,9 @@ fn parse_rules(variant: &str, pits: usize, empty_capture: Option<bool>) -> Resul
     Ok(Rules::new(variant, pits)?.with_empty_capture(empty_capture.unwrap_or(true)))
 }
 
-/// A position's answer: the fields of `query --json` plus the best moves.
-fn position_json(rules: &Rules, pos: &Position, value: i32, moves: &[MoveValue]) -> JsonValue {
-    let letter = |m: &MoveValue| m.letter().to_string();
-    json!({
-        "position": pos.to_string(),
-        "rules": rules.variant().name(),
-        "pits": rules.pits(),
-        "stones": pos.stones(),
-        "value": value,
-        // A position with no legal move is terminal.
-        "terminal": moves.is_empty(),
-        "moves": moves.iter().map(|m| json!({"move": letter(m), "value": m.value})).collect::<Vec<_>>(),
-        "best": moves.iter().filter(|m| m.value == value).map(letter).collect::<Vec<_>>(),
-    })
+/// A typed answer as a JSON value.
+fn to_value(value: impl serde::Serialize) -> JsonValue {
+    serde_json::to_value(value).expect("plain data serializes")
 }
 
 /// The body of `POST /v1/analyze`: positions or a game state.
@@ -442,43 +448,21 @@ async fn analyze(
     }
 }
 
-/// Answers a batch: every readable, covered position in one
-/// [`Tablebase::values_and_moves`] call, an error object in place of each
-/// other one.
+/// Answers a batch: every readable, covered position in one batched probe
+/// ([`answer_many`]), an error object in place of each other one.
 fn analyze_batch(tb: &Tablebase, texts: &[String]) -> ApiResult {
     let rules = *tb.rules();
-    let checked: Vec<Result<Position, Error>> = texts
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let answers = answer_many(tb, (0, 0), &texts);
+    let results: Vec<json::ResultJson> = answers
         .iter()
-        .map(|text| {
-            let pos = Position::parse(rules.pits(), text)?;
-            tb.check(&pos).map(|()| pos)
-        })
-        .collect();
-    let positions: Vec<Position> = checked
-        .iter()
-        .filter_map(|p| p.as_ref().ok())
-        .copied()
-        .collect();
-    let mut answers = tb.values_and_moves(&positions)?.into_iter();
-    let results: Vec<JsonValue> = checked
-        .into_iter()
-        .zip(texts)
-        .map(|(checked, text)| match checked {
-            Ok(pos) => {
-                let (value, moves) = answers.next().expect("one answer per covered position");
-                position_json(&rules, &pos, value, &moves)
-            }
-            Err(e) => {
-                let mut error = ApiError::from(e).json();
-                error["position"] = text.as_str().into();
-                error
-            }
-        })
+        .zip(&texts)
+        .map(|(answer, text)| json::result(answer, text))
         .collect();
     Ok(Json(json!({
         "rules": rules.variant().name(),
         "pits": rules.pits(),
-        "results": results,
+        "results": to_value(results),
     })))
 }
 
@@ -504,7 +488,7 @@ fn game_state(rules: &Rules, request: StateRequest) -> Result<GameState, ApiErro
                 Position::parse(rules.pits(), &h.position)?,
             ))
         })
-        .collect::<Result<Vec<_>, Error>>()?;
+        .collect::<Result<Vec<_>, mancala_core::Error>>()?;
     Ok(GameState {
         position: Position::parse(rules.pits(), &request.position)?,
         to_move: Side::from_name(&request.to_move)?,
@@ -517,17 +501,16 @@ fn game_state(rules: &Rules, request: StateRequest) -> Result<GameState, ApiErro
 /// search bounded by [`SEARCH_TIME`] per searched position and
 /// [`ANALYZE_TIME`] in all above it.
 fn analyze_state(tb: &Tablebase, state: &GameState) -> ApiResult {
-    let tables = tb.max_level().map(|_| tb);
-    let mut engine = Engine::new(*tb.rules(), tables)
-        .with_tt_entries(SEARCH_TT_ENTRIES)
+    let mut engine = Engine::with_tables(tb)
+        .with_tt_bytes(SEARCH_TT_BYTES)
         .with_deadline(Instant::now() + ANALYZE_TIME)
         .with_limits(Limits {
             nodes: None,
             time: Some(SEARCH_TIME),
         });
     let analysis = engine.analyze(state)?;
-    let mut answer = analysis.to_json();
-    answer["end"] = end_json(state.end(tb.rules()));
+    let mut answer = json::analysis(&analysis);
+    answer["end"] = json::end(state.end(tb.rules()));
     answer["rules"] = tb.rules().variant().name().into();
     answer["pits"] = tb.rules().pits().into();
     answer["position"] = state.position.to_string().into();
@@ -563,70 +546,8 @@ async fn play(body: Result<Bytes, BytesRejection>) -> ApiResult {
         "pits": rules.pits(),
         "move": request.pit.trim(),
         "mover": state.to_move.name(),
-        "sowing": sowing_json(&rules, state.to_move, &sowing),
-        "state": state_json(&next),
-        "end": end_json(next.end(&rules)),
+        "sowing": json::sowing(&rules, state.to_move, &sowing),
+        "state": json::state(&next),
+        "end": json::end(next.end(&rules)),
     })))
-}
-
-/// A move's trace for the board: places as `{"side","pit"}` (the pit
-/// counted along that side's own row, as in that side's notation) or
-/// `{"side","store":true}`.
-fn sowing_json(rules: &Rules, mover: Side, sowing: &Sowing) -> JsonValue {
-    let p = rules.pits();
-    let pit = |i: usize| {
-        let side = if i < p { mover } else { mover.other() };
-        json!({"side": side.name(), "pit": i % p})
-    };
-    let path: Vec<JsonValue> = sowing
-        .path
-        .iter()
-        .map(|place| match *place {
-            Place::Pit(i) => pit(i),
-            Place::Store => json!({"side": mover.name(), "store": true}),
-        })
-        .collect();
-    let captured: Vec<JsonValue> = sowing
-        .captured
-        .iter()
-        .map(|&(i, stones)| {
-            let mut place = pit(i);
-            place["stones"] = stones.into();
-            place
-        })
-        .collect();
-    json!({
-        "pit": sowing.pit,
-        "path": path,
-        "captured": captured,
-        "gain": sowing.gain,
-        "extra_turn": sowing.extra_turn,
-    })
-}
-
-/// A game state in the form `POST /v1/analyze` and `/v1/play` read.
-fn state_json(state: &GameState) -> JsonValue {
-    let history: Vec<JsonValue> = state
-        .history
-        .iter()
-        .map(|(side, pos)| json!({"position": pos.to_string(), "to_move": side.name()}))
-        .collect();
-    json!({
-        "position": state.position.to_string(),
-        "to_move": state.to_move.name(),
-        "stores": state.stores,
-        "history": history,
-    })
-}
-
-/// How a game ended, or `null` while it goes on.
-fn end_json(end: Option<GameEnd>) -> JsonValue {
-    match end {
-        None => JsonValue::Null,
-        Some(end) => json!({
-            "reason": end.reason.name(),
-            "stores": end.stores,
-            "winner": end.winner().map(Side::name),
-        }),
-    }
 }

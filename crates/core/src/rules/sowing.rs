@@ -1,0 +1,134 @@
+//! Sowing and capturing as the Oware family does them (Oware, Awari, Wari):
+//! the emptied pit is skipped on every lap, and a last stone that makes an
+//! opponent pit hold 2 or 3 captures. The rule sets differ only in the
+//! shape of the capture ([`CaptureShape`]) and in which moves are legal.
+
+use super::{Move, Place};
+use crate::position::Position;
+
+/// Which pits a capture takes, and whether taking all is void.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum CaptureShape {
+    /// Oware: backward chain; a capture of every opponent stone is void.
+    GrandSlamVoid,
+    /// Awari: backward chain; starving captures are filtered as illegal.
+    Backward,
+    /// Wari: the whole run of 2s and 3s around the last pit.
+    BothWays,
+}
+
+/// Whether a pit count is taken by a capture.
+#[inline(always)]
+pub(super) fn capturable(count: u32) -> bool {
+    count == 2 || count == 3
+}
+
+/// Sows pit `origin` (the origin is skipped on every lap) and returns the
+/// board (still from the mover's view) and the last pit sown.
+#[inline(always)]
+pub(super) fn sow_skipping_origin(pos: &Position, origin: usize) -> (Position, usize) {
+    let ring = 2 * pos.pits();
+    let mut board = *pos;
+    let cells = board.cells_mut();
+    let stones = cells[origin] as usize;
+    cells[origin] = 0;
+    let (laps, rest) = (stones / (ring - 1), stones % (ring - 1));
+    if laps > 0 {
+        for (i, c) in cells.iter_mut().enumerate() {
+            if i != origin {
+                *c += laps as u8;
+            }
+        }
+    }
+    let mut pit = origin;
+    for _ in 0..rest {
+        pit += 1;
+        if pit == ring {
+            pit = 0;
+        }
+        cells[pit] += 1;
+    }
+    let last = if rest == 0 {
+        (origin + ring - 1) % ring
+    } else {
+        pit
+    };
+    (board, last)
+}
+
+/// Applies the capture after a sowing from `pit` that ended in `last`, then
+/// hands the board to the opponent.
+#[inline(always)]
+pub(super) fn finish_move(
+    pit: usize,
+    mut board: Position,
+    last: usize,
+    shape: CaptureShape,
+) -> Move {
+    let p = board.pits();
+    let cells = board.cells_mut();
+    let taken_by_capture = |c: u8| capturable(c as u32);
+    let mut gain = 0u32;
+    if last >= p && taken_by_capture(cells[last]) {
+        let mut low = last;
+        while low > p && taken_by_capture(cells[low - 1]) {
+            low -= 1;
+        }
+        let mut high = last;
+        if shape == CaptureShape::BothWays {
+            while high + 1 < 2 * p && taken_by_capture(cells[high + 1]) {
+                high += 1;
+            }
+        }
+        let taken: u32 = cells[low..=high].iter().map(|&c| c as u32).sum();
+        let opponent_total: u32 = cells[p..].iter().map(|&c| c as u32).sum();
+        if !(shape == CaptureShape::GrandSlamVoid && taken == opponent_total) {
+            cells[low..=high].iter_mut().for_each(|c| *c = 0);
+            gain = taken;
+        }
+    }
+    Move {
+        pit: pit as u8,
+        gain: gain as u8,
+        extra_turn: false,
+        child: board.flipped(),
+    }
+}
+
+/// Sows `pit` and captures with `shape`: one whole move, legality aside.
+#[inline(always)]
+pub(super) fn sow_and_capture(pos: &Position, pit: usize, shape: CaptureShape) -> Move {
+    let (board, last) = sow_skipping_origin(pos, pit);
+    finish_move(pit, board, last, shape)
+}
+
+/// The pits the stones of `pit` land in, one per stone.
+pub(super) fn path(pos: &Position, pit: usize) -> Vec<Place> {
+    let ring = 2 * pos.pits();
+    let mut slot = pit;
+    (0..pos.get(pit))
+        .map(|_| {
+            slot = (slot + 1) % ring;
+            if slot == pit {
+                slot = (slot + 1) % ring;
+            }
+            Place::Pit(slot)
+        })
+        .collect()
+}
+
+/// The pit sown after `last` from `origin`: the next one round the board,
+/// skipping the origin. Every such sowing may keep its level.
+#[inline]
+pub(super) fn next_pit(pits: usize, origin: usize, last: usize) -> Option<usize> {
+    let next = if last + 1 == 2 * pits { 0 } else { last + 1 };
+    Some(if next == origin { next + 1 } else { next })
+}
+
+/// Whether a sowing that ended in `last` and produced `after` (mover's
+/// view) captures under the chain rule: its last stone makes an opponent
+/// pit hold 2 or 3.
+#[inline]
+pub(super) fn last_stone_captures(after: &Position, last: usize) -> bool {
+    last >= after.pits() && capturable(after.get(last))
+}

@@ -1,0 +1,4 @@
+//! Integration tests of the domain crate: level indexing and notation.
+
+mod index;
+mod notation;

@@ -1,0 +1,535 @@
+//! The compact encoding: which values a table leaves out, how a reader
+//! gets them back, and the contexts its entries are coded in.
+//!
+//! A compact table (Oware family: [`Variant::only_captures_leave_level`])
+//! stores for each position an *entry* at most its value, and
+//!
+//! ```text
+//! value(p) = max(entry(p), best value of p's restoring moves)
+//! ```
+//!
+//! where a move is worth `gain − value(child)` and a position without a
+//! legal move is worth its terminal value. The *restoring moves* of `p`
+//! are every legal move if no move leads to `p` ([`Restoring`]), and
+//! otherwise the moves that leave the level (captures) and the moves that
+//! *descend*: they leave the new mover fewer stones on his side than the
+//! old mover had on his, or as many and a lower index rank. Wherever the
+//! restoring moves alone give the value, the entry is free, and the writer
+//! stores the one the codec finds cheapest
+//! ([`crate::codec::lower_free_values`]).
+//!
+//! That this is exactly the value is the recursion of `docs/RULES.md`: a
+//! table holds its fixpoint, endless play included. That a reader's search
+//! ends: a same-level restoring move descends in the order (mover's stones,
+//! rank), except from an unreachable position, which is nobody's child;
+//! levels only fall. A probe searches the restoring moves best bound first
+//! (a move is worth at most its gain minus its child's entry) within an
+//! alpha-beta window, so most of it is reading a few entries.
+//!
+//! Entries are coded in the context of the previous entry and the mover's
+//! stones, capped at [`MOVER_CAP`] ([`MoverContexts`]): the stones on the
+//! mover's side say much about the value, and a reader walking a block
+//! gets them for the cost of stepping to the next position. Levels under
+//! [`MOVER_CONTEXTS_MIN_POSITIONS`] positions use the plain order-1 model,
+//! where the larger model would cost more header than it saves.
+
+use std::sync::atomic::{
+    AtomicBool, AtomicI8,
+    Ordering::{Acquire, Relaxed, Release},
+};
+
+use mancala_core::{rank, LevelIndex, Move, MoveList, Position, Rules, Successors, MAX_PITS};
+use rayon::prelude::*;
+
+use super::{
+    ChosenEntries, ContextModel, Encoding, EntryReader, SolvedValues, ValueEncoding, Window,
+};
+use crate::codec::{self, Contexts, Uniform};
+use crate::kind::Even;
+use crate::levels::Levels;
+
+/// Positions per unit of parallel work.
+const CHUNK: usize = 1 << 14;
+
+/// Mover's-stone counts above this share one context.
+pub const MOVER_CAP: u32 = 12;
+
+/// Compact levels of at least this many positions code their entries in
+/// the mover's-stones contexts.
+const MOVER_CONTEXTS_MIN_POSITIONS: usize = 1 << 14;
+
+/// The header's names: entries in the mover's-stones contexts, and in the
+/// plain order-1 model.
+const NAME_MOVER: &str = "rans-order1-mover-11-descending";
+const NAME_UNIFORM: &str = "rans-order1-11-descending";
+
+/// Entries at most the values, restored by a search of the restoring moves.
+pub struct Compact;
+
+impl ValueEncoding for Compact {
+    const ENCODING: Encoding = Encoding::Compact;
+
+    /// Probes read several entries anyway, so blocks favour size.
+    fn default_block_size() -> u32 {
+        2048
+    }
+
+    /// Restoring moves are captures and moves inside the level, and an
+    /// unreachable position is one whose previous mover's row is full:
+    /// both hold in the Oware family only. (In Kalah most moves leave the
+    /// level, sowing into the store, so a reader would search deep.)
+    fn applies_to(rules: &Rules) -> bool {
+        let variant = rules.variant();
+        variant.only_captures_leave_level() && variant.sown_pit_stays_empty()
+    }
+
+    fn name(contexts: ContextModel) -> Option<&'static str> {
+        Some(match contexts {
+            ContextModel::Mover => NAME_MOVER,
+            ContextModel::Uniform => NAME_UNIFORM,
+        })
+    }
+
+    fn contexts_of(name: &str) -> Option<ContextModel> {
+        match name {
+            NAME_MOVER => Some(ContextModel::Mover),
+            NAME_UNIFORM => Some(ContextModel::Uniform),
+            _ => None,
+        }
+    }
+
+    fn choose(level: SolvedValues<'_>, block_size: usize) -> ChosenEntries<'_> {
+        let free = free_entries(&level.rules, level.level, level.values, level.exit_best);
+        let values = level.values;
+        if values.len() >= MOVER_CONTEXTS_MIN_POSITIONS {
+            let contexts = MoverContexts::new(level.rules.pits(), level.level);
+            let (entries, model) = codec::lower_free_values(values, &free, block_size, &contexts);
+            ChosenEntries {
+                entries: entries.into(),
+                contexts: ContextModel::Mover,
+                model,
+            }
+        } else {
+            let (entries, model) = codec::lower_free_values(values, &free, block_size, &Uniform);
+            ChosenEntries {
+                entries: entries.into(),
+                contexts: ContextModel::Uniform,
+                model,
+            }
+        }
+    }
+
+    fn entries_are_values() -> bool {
+        false
+    }
+
+    /// An alpha-beta search of the restoring moves, best bound first
+    /// (a move is worth at most its gain minus its child's entry). The entry is a lower bound of the value and each bound
+    /// an upper bound of a move's, so a search stops as soon as no move
+    /// left can matter, and a child is searched only as far as its
+    /// parent's window needs. (Without windows, a search would follow each
+    /// capture into a lower level's search, and so on down, in full.)
+    fn value<R: EntryReader>(
+        rules: &Rules,
+        reader: &R,
+        pos: &Position,
+        entry: i32,
+        window: Window,
+    ) -> Result<i32, R::Error> {
+        if entry >= window.beta {
+            return Ok(entry);
+        }
+        // Moves, and (bound, move, child's entry) per move, on the stack:
+        // probes are hot paths.
+        let mut moves = [Move::default(); MAX_PITS];
+        let mut count = 0;
+        let restored = for_each_restoring_move(rules, pos, |m| {
+            moves[count] = *m;
+            count += 1;
+        });
+        if let Some(terminal) = restored {
+            return Ok(terminal);
+        }
+        let mut searched = [(0i32, 0usize, 0i32); MAX_PITS];
+        for (i, m) in moves[..count].iter().enumerate() {
+            let child_entry = reader.entry(&m.child)?;
+            searched[i] = (bound(m, child_entry), i, child_entry);
+        }
+        let searched = &mut searched[..count];
+        searched.sort_unstable_by_key(|&(bound, _, _)| std::cmp::Reverse(bound));
+        let mut best = entry;
+        for &(bound, i, child_entry) in searched.iter() {
+            if best >= window.beta {
+                break;
+            }
+            let floor = best.max(window.alpha);
+            if bound <= floor {
+                break;
+            }
+            let m = &moves[i];
+            let child = reader.value(&m.child, child_entry, child_window(m, floor, window.beta))?;
+            best = best.max(m.value_given_child(child));
+        }
+        Ok(best)
+    }
+
+    /// First every position gets the larger of its entry and its best exit
+    /// (or its terminal value), which is final unless it has a same-level
+    /// restoring move. Then each such position takes the best of that and
+    /// its same-level restoring moves, restoring first, depth first, any
+    /// child not done yet: those moves descend, so this ends. Two threads
+    /// may restore the same child at once; both find the same value.
+    fn restore(rules: &Rules, n: u32, entries: &mut [i8], lower: &Levels<Even>) {
+        let index = LevelIndex::new(rules.pits(), n);
+        let pending: Vec<AtomicBool> = entries
+            .par_chunks_mut(CHUNK)
+            .enumerate()
+            .flat_map_iter(|(chunk, values)| {
+                let first = (chunk * CHUNK) as u64;
+                let positions = index.positions_from(first);
+                let mut pending = Vec::with_capacity(values.len());
+                for (i, (value, pos)) in values.iter_mut().zip(positions).enumerate() {
+                    let look = look_at_exits(rules, &pos, first + i as u64, lower);
+                    *value = (*value).max(look.best_exit);
+                    pending.push(AtomicBool::new(look.restoring_stay));
+                }
+                pending
+            })
+            .collect();
+        // SAFETY: `AtomicI8` has the same size, alignment and bit validity as
+        // `i8`, and `entries` is borrowed mutably for as long as this view
+        // lives.
+        let values: &[AtomicI8] = unsafe { &*(entries as *mut [i8] as *const [AtomicI8]) };
+        pending
+            .par_chunks(CHUNK)
+            .enumerate()
+            .for_each(|(chunk, flags)| {
+                let positions = index.positions_from((chunk * CHUNK) as u64);
+                for (i, (flag, pos)) in flags.iter().zip(positions).enumerate() {
+                    if flag.load(Acquire) {
+                        restore_same_level(rules, chunk * CHUNK + i, pos, values, &pending);
+                    }
+                }
+            });
+    }
+}
+
+/// The most a move can be worth, given its child's entry: entries never
+/// exceed values, so `gain − entry(child)` (an extra turn, Kalah, adds the
+/// child's value: no bound).
+fn bound(m: &Move, child_entry: i32) -> i32 {
+    if m.extra_turn {
+        i32::MAX
+    } else {
+        m.value_given_child(child_entry)
+    }
+}
+
+/// The window a move `m`'s child is searched with, when the move matters
+/// only if it is worth more than `floor`, and exactly only below `beta`.
+fn child_window(m: &Move, floor: i32, beta: i32) -> Window {
+    let gain = m.gain as i32;
+    if m.extra_turn {
+        // Worth gain + child.
+        Window {
+            alpha: floor - gain,
+            beta: beta - gain,
+        }
+    } else {
+        // Worth gain − child.
+        Window {
+            alpha: gain - beta,
+            beta: gain - floor,
+        }
+    }
+}
+
+/// Visits the restoring moves of `pos`, in pit order; returns its value
+/// instead if it has no legal move.
+pub(crate) fn for_each_restoring_move(
+    rules: &Rules,
+    pos: &Position,
+    mut visit: impl FnMut(&Move),
+) -> Option<i32> {
+    let restoring = Restoring::of(pos, rank(pos));
+    rules.for_each_move(pos, |m| {
+        if restoring.restores(m) {
+            visit(m)
+        }
+    })
+}
+
+/// Which moves of one position restore its value: what the rule needs to
+/// know of the position, worked out once for all its moves.
+#[derive(Clone, Copy, Debug)]
+pub struct Restoring {
+    /// No move leads to the position: every move restores.
+    everything: bool,
+    /// The position's stones on the mover's side.
+    mover: u32,
+    /// The position's rank in its level.
+    rank: u64,
+}
+
+impl Restoring {
+    /// The rule for `pos`, of rank `rank` in its level.
+    pub fn of(pos: &Position, rank: u64) -> Restoring {
+        Restoring {
+            everything: unreachable_by_moves(pos),
+            mover: pos.mover_stones(),
+            rank,
+        }
+    }
+
+    /// Whether `m`, a legal move of the position, is one of its restoring
+    /// moves.
+    #[inline]
+    pub fn restores(&self, m: &Move) -> bool {
+        self.everything || m.leaves_level() || descends(self.mover, self.rank, &m.child)
+    }
+}
+
+/// Whether no move leads to `pos`: its opponent (who moved last) has no
+/// empty pit, but the pit he sowed from would be empty.
+pub fn unreachable_by_moves(pos: &Position) -> bool {
+    let p = pos.pits();
+    (p..2 * p).all(|pit| pos.get(pit) > 0)
+}
+
+/// Whether a same-level `child` comes before its parent, which had
+/// `parent_mover` stones on the mover's side and rank `parent_rank`, in
+/// the order (mover's stones, rank) that restoring moves descend.
+#[inline]
+pub fn descends(parent_mover: u32, parent_rank: u64, child: &Position) -> bool {
+    let mover = child.mover_stones();
+    mover < parent_mover || (mover == parent_mover && rank(child) < parent_rank)
+}
+
+/// The coding contexts of a compact level: each position's stones on the
+/// mover's side, capped at [`MOVER_CAP`].
+pub struct MoverContexts {
+    index: LevelIndex,
+}
+
+impl MoverContexts {
+    /// The contexts of the level of `stones` stones with `pits` pits a
+    /// side.
+    pub fn new(pits: usize, stones: u32) -> MoverContexts {
+        MoverContexts {
+            index: LevelIndex::new(pits, stones),
+        }
+    }
+}
+
+impl Contexts for MoverContexts {
+    type Walk = MoverWalk;
+
+    fn features(&self) -> usize {
+        MOVER_CAP as usize + 1
+    }
+
+    fn walk(&self, first: u64) -> MoverWalk {
+        let pos = (first < self.index.count()).then(|| self.index.unrank(first));
+        MoverWalk {
+            mover: pos.as_ref().map_or(0, |p| p.mover_stones()),
+            pos,
+        }
+    }
+}
+
+/// Walks a level in index order from some position, yielding each
+/// position's capped mover's stones.
+pub struct MoverWalk {
+    /// The next position; `None` past the level's end.
+    pos: Option<Position>,
+    /// Its mover's stones, kept up to date as the walk steps.
+    mover: u32,
+}
+
+impl Iterator for MoverWalk {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        let pos = self.pos.as_mut()?;
+        let feature = self.mover.min(MOVER_CAP) as usize;
+        match mancala_core::advance_at(pos) {
+            // Stones moved within the mover's row.
+            Some(pit) if pit + 1 < pos.pits() => {}
+            // The mover's stones gathered in his last pit, and one more
+            // from the opponent's first.
+            Some(pit) if pit + 1 == pos.pits() => self.mover += 1,
+            // The mover's stones gathered in the opponent's row.
+            Some(_) => self.mover = 0,
+            None => self.pos = None,
+        }
+        debug_assert!(self
+            .pos
+            .as_ref()
+            .is_none_or(|p| p.mover_stones() == self.mover));
+        Some(feature)
+    }
+}
+
+/// Which entries of a solved level a compact table may lower: a position
+/// is free where its restoring moves give its value. `exit_best` marks the
+/// positions whose best exit (or terminal value) is their value, as the
+/// solver found; the rest look at their descending moves, or at every move
+/// if unreachable, with the level's `values`.
+pub fn free_entries(rules: &Rules, level: u32, values: &[i8], exit_best: &[bool]) -> Vec<bool> {
+    let index = LevelIndex::new(rules.pits(), level);
+    values
+        .par_chunks(CHUNK)
+        .zip(exit_best.par_chunks(CHUNK))
+        .enumerate()
+        .flat_map_iter(|(chunk, (values_here, exit_best))| {
+            let first = (chunk * CHUNK) as u64;
+            index
+                .positions_from(first)
+                .zip(values_here.iter().zip(exit_best))
+                .enumerate()
+                .map(move |(i, (pos, (&value, &exit_best)))| {
+                    exit_best || same_level_move_gives(rules, &pos, first + i as u64, value, values)
+                })
+        })
+        .collect()
+}
+
+/// Whether a same-level restoring move of `pos` (rank `rank`) is worth
+/// `value`, given the level's `values`.
+fn same_level_move_gives(
+    rules: &Rules,
+    pos: &Position,
+    rank_of_pos: u64,
+    value: i8,
+    values: &[i8],
+) -> bool {
+    let restoring = Restoring::of(pos, rank_of_pos);
+    let mut gives = false;
+    rules.for_each_move(pos, |m| {
+        if !gives && !m.leaves_level() && restoring.restores(m) {
+            let child = values[rank(&m.child) as usize];
+            gives = m.value_given_child(child as i32) == value as i32;
+        }
+    });
+    gives
+}
+
+/// What one look at a position's moves tells the whole-level restore.
+struct Exits {
+    /// The best exit's value, or the terminal value, or `i8::MIN` if no
+    /// move leaves the level.
+    best_exit: i8,
+    /// Whether a same-level move is one of its restoring moves.
+    restoring_stay: bool,
+}
+
+/// Looks at every move of `pos` (rank `at`), reading its exits' values in
+/// `lower`.
+fn look_at_exits(rules: &Rules, pos: &Position, at: u64, lower: &Levels<Even>) -> Exits {
+    let restoring = Restoring::of(pos, at);
+    let mut best = i8::MIN as i32;
+    let mut restoring_stay = false;
+    let terminal = rules.for_each_move(pos, |m| {
+        if m.leaves_level() {
+            best = best.max(m.value_given_child(lower.value(&m.child)));
+        } else {
+            restoring_stay = restoring_stay || restoring.restores(m);
+        }
+    });
+    match terminal {
+        Some(value) => Exits {
+            best_exit: value as i8,
+            restoring_stay: false,
+        },
+        None => Exits {
+            best_exit: best as i8,
+            restoring_stay,
+        },
+    }
+}
+
+/// One position being restored: its same-level restoring moves, the next
+/// one to look at, and the best value so far.
+struct RestoreFrame {
+    at: usize,
+    moves: MoveList,
+    next: usize,
+    best: i32,
+}
+
+impl RestoreFrame {
+    fn new(rules: &Rules, at: usize, pos: &Position, values: &[AtomicI8]) -> RestoreFrame {
+        let mut moves = match rules.successors(pos) {
+            Successors::Moves(moves) => moves,
+            Successors::Terminal(_) => unreachable!("a terminal position is never pending"),
+        };
+        let restoring = Restoring::of(pos, at as u64);
+        moves.retain(|m| !m.leaves_level() && restoring.restores(m));
+        RestoreFrame {
+            at,
+            moves,
+            next: 0,
+            best: values[at].load(Relaxed) as i32,
+        }
+    }
+}
+
+/// Restores the pending position `pos`, at `at`, and every pending
+/// position it needs: the larger of what each holds and the best of its
+/// same-level restoring moves. An explicit stack, because chains of
+/// descending moves can be long.
+fn restore_same_level(
+    rules: &Rules,
+    at: usize,
+    pos: Position,
+    values: &[AtomicI8],
+    pending: &[AtomicBool],
+) {
+    let mut stack = vec![RestoreFrame::new(rules, at, &pos, values)];
+    while let Some(frame) = stack.last_mut() {
+        let Some(m) = frame.moves.get(frame.next) else {
+            values[frame.at].store(frame.best as i8, Relaxed);
+            pending[frame.at].store(false, Release);
+            stack.pop();
+            continue;
+        };
+        let child = rank(&m.child) as usize;
+        if pending[child].load(Acquire) {
+            let child_frame = RestoreFrame::new(rules, child, &m.child, values);
+            stack.push(child_frame);
+            continue;
+        }
+        frame.best = frame
+            .best
+            .max(m.value_given_child(values[child].load(Relaxed) as i32));
+        frame.next += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A walk from any index yields the capped mover's stones of every
+    /// position from there to the level's end, and nothing after.
+    #[test]
+    fn a_walk_follows_the_index() {
+        for (pits, stones) in [(6, 14), (3, 20), (4, 0)] {
+            let contexts = MoverContexts::new(pits, stones);
+            let index = LevelIndex::new(pits, stones);
+            let count = index.count();
+            for first in [0, 1, count / 3, count - 1] {
+                let walked: Vec<usize> = contexts.walk(first).collect();
+                let expected: Vec<usize> = (first..count)
+                    .map(|at| index.unrank(at).mover_stones().min(MOVER_CAP) as usize)
+                    .collect();
+                assert_eq!(
+                    walked, expected,
+                    "{pits} pits, {stones} stones from {first}"
+                );
+                assert!(walked.iter().all(|&f| f < contexts.features()));
+            }
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! The full encoding: every entry is its position's value, coded in the
+//! plain order-1 model. Probes read one entry; nothing is searched.
+
+use mancala_core::{Position, Rules};
+
+use super::{
+    ChosenEntries, ContextModel, Encoding, EntryReader, SolvedValues, ValueEncoding, Window,
+};
+use crate::codec::{Model, Uniform};
+use crate::kind::Even;
+use crate::levels::Levels;
+
+/// Every value stored as it is.
+pub struct Full;
+
+/// The header's name: order-1 rANS with 11-bit probabilities.
+const NAME: &str = "rans-order1-11";
+
+impl ValueEncoding for Full {
+    const ENCODING: Encoding = Encoding::Full;
+
+    /// A probe decodes half a block at a few nanoseconds a value, and each
+    /// block costs 8 index bytes: 512 keeps both small (README, "File
+    /// format", has the measured trade-off).
+    fn default_block_size() -> u32 {
+        512
+    }
+
+    fn applies_to(_: &Rules) -> bool {
+        true
+    }
+
+    fn name(contexts: ContextModel) -> Option<&'static str> {
+        (contexts == ContextModel::Uniform).then_some(NAME)
+    }
+
+    fn contexts_of(name: &str) -> Option<ContextModel> {
+        (name == NAME).then_some(ContextModel::Uniform)
+    }
+
+    fn choose(level: SolvedValues<'_>, block_size: usize) -> ChosenEntries<'_> {
+        ChosenEntries {
+            entries: level.values.into(),
+            contexts: ContextModel::Uniform,
+            model: Model::fit(level.values, block_size, &Uniform),
+        }
+    }
+
+    fn entries_are_values() -> bool {
+        true
+    }
+
+    #[inline]
+    fn value<R: EntryReader>(
+        _: &Rules,
+        _: &R,
+        _: &Position,
+        entry: i32,
+        _: Window,
+    ) -> Result<i32, R::Error> {
+        Ok(entry)
+    }
+
+    fn restore(_: &Rules, _: u32, _: &mut [i8], _: &Levels<Even>) {}
+}

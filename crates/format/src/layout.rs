@@ -1,0 +1,71 @@
+//! Where tables live: one directory per rule set and kind under a root,
+//! one file per level in it (`docs/FORMAT.md`, "Directory layout").
+//!
+//! Builds write there, probes and verifications read there, and all of them
+//! name paths through this module only.
+
+use std::path::{Path, PathBuf};
+
+use mancala_core::{Cycles, Rules};
+
+use crate::error::FormatError;
+
+/// What a forced tables' directory name adds to the rule-set id.
+const FORCED_SUFFIX: &str = "-forced";
+
+/// The file name of level `level`: `level-012.mtb`.
+pub fn level_file_name(level: u32) -> String {
+    format!("level-{level:03}.mtb")
+}
+
+/// The directory name of `rules`' tables of kind `cycles`: `oware-6` for
+/// even tables, `oware-6-forced` for forced ones, so the two kinds never
+/// mix.
+pub fn dir_name(rules: &Rules, cycles: Cycles) -> String {
+    match cycles {
+        Cycles::Even => rules.id(),
+        Cycles::Forced => format!("{}{FORCED_SUFFIX}", rules.id()),
+    }
+}
+
+/// Reads back a directory name written by [`dir_name`].
+pub fn parse_dir_name(name: &str) -> mancala_core::Result<(Rules, Cycles)> {
+    match name.strip_suffix(FORCED_SUFFIX) {
+        Some(id) => Ok((Rules::from_id(id)?, Cycles::Forced)),
+        None => Ok((Rules::from_id(name)?, Cycles::Even)),
+    }
+}
+
+/// The directory of `rules`' tables of kind `cycles` under `root`.
+pub fn tables_dir(root: &Path, rules: &Rules, cycles: Cycles) -> PathBuf {
+    root.join(dir_name(rules, cycles))
+}
+
+/// The path of level `level`'s file in a rule set's directory `dir`.
+pub fn level_path(dir: &Path, level: u32) -> PathBuf {
+    dir.join(level_file_name(level))
+}
+
+/// The number of levels `0, 1, …` present as files in `dir`, up to the
+/// first gap: a later file after a gap is not part of the tables.
+pub fn levels_present(dir: &Path, max_level: u32) -> u32 {
+    (0..=max_level)
+        .take_while(|&n| level_path(dir, n).is_file())
+        .count() as u32
+}
+
+/// The rule sets and kinds of table that have a directory under `root`
+/// (named by [`dir_name`]), sorted by name. Other directories are ignored.
+pub fn rule_sets(root: &Path) -> Result<Vec<(Rules, Cycles)>, FormatError> {
+    let entries = std::fs::read_dir(root).map_err(|e| FormatError::io(root, e))?;
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    Ok(names
+        .iter()
+        .filter_map(|name| parse_dir_name(name).ok())
+        .collect())
+}

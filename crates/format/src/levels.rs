@@ -1,0 +1,219 @@
+//! Levels held decoded, for random access: what a build reads while it
+//! solves the next level, and what a verification recomputes from.
+//!
+//! A decoded level is the table's symbols ([`TableKind::WIDTH`] signed
+//! bytes per position, in index order), with a compact table's values
+//! restored. Small levels stay in memory; a large one (by default from
+//! [`MAPPED_MIN_POSITIONS`]) is written to an uncompressed file in a scratch
+//! directory and memory-mapped, so the OS pages it and the process's own
+//! memory stays with the level being solved ([`Scratch`]).
+
+use std::fs::OpenOptions;
+use std::marker::PhantomData;
+use std::path::PathBuf;
+
+use mancala_core::{rank, Position};
+use memmap2::{Mmap, MmapMut};
+
+use crate::error::FormatError;
+use crate::file::Table;
+use crate::kind::{Even, TableKind};
+
+/// Levels with at least this many positions are held as mapped files by
+/// default (64 Mi positions: oware levels from 21 stones on).
+pub const MAPPED_MIN_POSITIONS: u64 = 1 << 26;
+
+/// The symbols of one decoded level: in memory, or mapped from an
+/// uncompressed scratch file.
+enum LevelData {
+    Owned(Vec<i8>),
+    Mapped(Mmap),
+}
+
+/// Decoded levels `0..len()` of one kind of table.
+pub struct Levels<K: TableKind> {
+    levels: Vec<LevelData>,
+    kind: PhantomData<K>,
+}
+
+impl<K: TableKind> Default for Levels<K> {
+    fn default() -> Self {
+        Levels {
+            levels: Vec::new(),
+            kind: PhantomData,
+        }
+    }
+}
+
+impl<K: TableKind> Levels<K> {
+    /// No level held yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends the next level's symbols (its stone count must equal
+    /// `len()`).
+    pub fn push(&mut self, symbols: Vec<i8>) {
+        self.levels.push(LevelData::Owned(symbols));
+    }
+
+    /// Appends the next level as a mapped file of its symbols.
+    pub fn push_mapped(&mut self, map: Mmap) {
+        self.levels.push(LevelData::Mapped(map));
+    }
+
+    /// Number of levels held (levels `0..len()`).
+    pub fn len(&self) -> usize {
+        self.levels.len()
+    }
+
+    /// Whether no level is held.
+    pub fn is_empty(&self) -> bool {
+        self.levels.is_empty()
+    }
+
+    /// The symbols of level `n`, [`TableKind::WIDTH`] per position.
+    #[inline]
+    pub fn symbols(&self, n: u32) -> &[i8] {
+        match &self.levels[n as usize] {
+            LevelData::Owned(symbols) => symbols,
+            LevelData::Mapped(map) => bytemuck::cast_slice(map),
+        }
+    }
+
+    /// The entry of `pos`, whose level must be held.
+    #[inline]
+    pub fn entry(&self, pos: &Position) -> K::Entry {
+        self.entry_in(pos.stones(), pos)
+    }
+
+    /// The entry of `pos`, of level `n` (which the caller knows, as a
+    /// solver does from the stones a move captured).
+    #[inline]
+    pub fn entry_in(&self, n: u32, pos: &Position) -> K::Entry {
+        debug_assert_eq!(pos.stones(), n);
+        let at = rank(pos) as usize * K::WIDTH;
+        K::read(n, &self.symbols(n)[at..at + K::WIDTH])
+    }
+
+    /// Lets the OS take back the resident pages of mapped levels (they are
+    /// read again from their files if touched later): a solver's
+    /// propagation never reads lower levels, so the level being solved
+    /// gets that memory.
+    pub fn release_mapped_pages(&self) {
+        for level in &self.levels {
+            if let LevelData::Mapped(map) = level {
+                // SAFETY: the mapping is shared and file-backed, and never
+                // written through: dropping its pages loses nothing, they are
+                // read back from the file (or page cache) on the next access.
+                let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+            }
+        }
+    }
+}
+
+impl Levels<Even> {
+    /// The value of `pos`, whose level must be held.
+    #[inline]
+    pub fn value(&self, pos: &Position) -> i32 {
+        self.symbols(pos.stones())[rank(pos) as usize] as i32
+    }
+}
+
+/// A scratch directory for decoded levels too large to hold in memory.
+/// It is emptied when created and removed when dropped (mappings stay
+/// valid until they are dropped too).
+pub struct Scratch {
+    dir: PathBuf,
+    mapped_min_positions: u64,
+}
+
+impl Scratch {
+    /// Creates (or empties) the scratch directory `dir`; levels of at least
+    /// `mapped_min_positions` positions go to mapped files.
+    pub fn create(
+        dir: impl Into<PathBuf>,
+        mapped_min_positions: u64,
+    ) -> Result<Scratch, FormatError> {
+        let dir = dir.into();
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(|e| FormatError::io(&dir, e))?;
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| FormatError::io(&dir, e))?;
+        Ok(Scratch {
+            dir,
+            mapped_min_positions,
+        })
+    }
+
+    /// Appends level `n`'s `symbols` to `levels`.
+    pub fn hold<K: TableKind>(
+        &self,
+        levels: &mut Levels<K>,
+        n: u32,
+        symbols: Vec<i8>,
+    ) -> Result<(), FormatError> {
+        if ((symbols.len() / K::WIDTH) as u64) < self.mapped_min_positions {
+            levels.push(symbols);
+            return Ok(());
+        }
+        let mut map = self.new_level_file(n, symbols.len())?;
+        map.copy_from_slice(bytemuck::cast_slice(&symbols));
+        drop(symbols);
+        levels.push_mapped(self.read_only(n, map)?);
+        Ok(())
+    }
+
+    /// Appends the level stored in `table` to `levels`, decoded and, for a
+    /// compact table, with the values it left to its reader restored from
+    /// the levels below (which `levels` holds).
+    pub fn hold_table<K: TableKind>(
+        &self,
+        levels: &mut Levels<K>,
+        table: &Table<K>,
+    ) -> Result<(), FormatError> {
+        let header = table.header();
+        if header.positions < self.mapped_min_positions {
+            let symbols = table.decode_entries(levels)?;
+            levels.push(symbols);
+            return Ok(());
+        }
+        let mut map = self.new_level_file(header.level, table.symbols())?;
+        table.decode_entries_into(bytemuck::cast_slice_mut(&mut map[..]), levels)?;
+        levels.push_mapped(self.read_only(header.level, map)?);
+        Ok(())
+    }
+
+    fn path(&self, n: u32) -> PathBuf {
+        self.dir.join(format!("level-{n:03}.raw"))
+    }
+
+    fn new_level_file(&self, n: u32, len: usize) -> Result<MmapMut, FormatError> {
+        let path = self.path(n);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .map_err(|e| FormatError::io(&path, e))?;
+        file.set_len(len as u64)
+            .map_err(|e| FormatError::io(&path, e))?;
+        // SAFETY: the file is private to this scratch directory.
+        unsafe { MmapMut::map_mut(&file) }.map_err(|e| FormatError::io(&path, e))
+    }
+
+    fn read_only(&self, n: u32, map: MmapMut) -> Result<Mmap, FormatError> {
+        let map = map
+            .make_read_only()
+            .map_err(|e| FormatError::io(self.path(n), e))?;
+        let _ = map.advise(memmap2::Advice::Random);
+        Ok(map)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

@@ -1,0 +1,133 @@
+//! Writing table files: a level's symbols coded into blocks, framed with
+//! its header and index, written to any [`Write`], and to a file
+//! atomically.
+//!
+//! Coding and writing are separate steps ([`encode_blocks`], then
+//! [`EncodedTable::from_blocks`]), so that workers holding parts of a level
+//! can each code their own blocks with the model fitted from their summed
+//! counts ([`crate::ModelCounts`]) and one of them writes the file.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use crate::codec::{Contexts, Uniform};
+use crate::error::FormatError;
+use crate::file::{GROUP_BLOCKS, INDEX_ENTRY, TRAILER};
+use crate::header::{Header, END_MARKER, FORMAT_VERSION, MAGIC};
+
+/// A level's table, coded and framed: ready to be written anywhere.
+pub struct EncodedTable {
+    /// Magic, version, header, block index, group bases and their CRC.
+    head: Vec<u8>,
+    /// The coded blocks, in order.
+    blocks: Vec<Vec<u8>>,
+}
+
+/// Codes `symbols`, the stored symbols of the positions from index
+/// `first` on (a block boundary), in blocks of `header`'s size with its
+/// model, in parallel.
+pub fn encode_blocks(header: &Header, symbols: &[i8], first: u64) -> Vec<Vec<u8>> {
+    debug_assert_eq!(first % header.block_size as u64, 0);
+    match header.mover_contexts() {
+        Some(contexts) => code(header, symbols, first, &contexts),
+        None => code(header, symbols, first, &Uniform),
+    }
+}
+
+/// Codes the blocks of `symbols` from position `first` on, each block's
+/// walk of features starting at its first position.
+fn code(header: &Header, symbols: &[i8], first: u64, contexts: &impl Contexts) -> Vec<Vec<u8>> {
+    let model = header.value_model().expect("the header's own model");
+    let block_size = header.block_size as u64;
+    symbols
+        .par_chunks(header.block_symbols())
+        .enumerate()
+        .map(|(b, chunk)| model.encode_block(chunk, contexts.walk(first + b as u64 * block_size)))
+        .collect()
+}
+
+impl EncodedTable {
+    /// Codes every symbol of a level (`header.positions` positions).
+    pub fn new(header: &Header, symbols: &[i8]) -> EncodedTable {
+        EncodedTable::from_blocks(header, encode_blocks(header, symbols, 0))
+    }
+
+    /// Frames blocks already coded with `header`'s model, in order.
+    pub fn from_blocks(header: &Header, blocks: Vec<Vec<u8>>) -> EncodedTable {
+        assert_eq!(blocks.len() as u64, header.block_count, "one block each");
+        let header_bytes = bincode::encode_to_vec(header.to_raw(), bincode::config::standard())
+            .expect("header encodes");
+        let groups = blocks.len().div_ceil(GROUP_BLOCKS);
+        let head_len = 16 + header_bytes.len() + INDEX_ENTRY * blocks.len() + 8 * groups + 4;
+        let mut head = Vec::with_capacity(head_len);
+        head.extend_from_slice(MAGIC);
+        head.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        head.extend_from_slice(&(header_bytes.len() as u32).to_le_bytes());
+        head.extend_from_slice(&header_bytes);
+        let mut bases = Vec::with_capacity(groups);
+        let mut offset = head_len as u64;
+        for (b, block) in blocks.iter().enumerate() {
+            if b % GROUP_BLOCKS == 0 {
+                bases.push(offset);
+            }
+            let relative = u32::try_from(offset - bases[b / GROUP_BLOCKS])
+                .expect("a group of blocks spans less than 4 GiB");
+            head.extend_from_slice(&relative.to_le_bytes());
+            head.extend_from_slice(&crc32fast::hash(block).to_le_bytes());
+            offset += block.len() as u64;
+        }
+        for base in bases {
+            head.extend_from_slice(&base.to_le_bytes());
+        }
+        head.extend_from_slice(&crc32fast::hash(&head).to_le_bytes());
+        debug_assert_eq!(head.len(), head_len);
+        EncodedTable { head, blocks }
+    }
+
+    /// The size of the file in bytes.
+    pub fn bytes(&self) -> u64 {
+        let blocks: usize = self.blocks.iter().map(Vec::len).sum();
+        (self.head.len() + blocks + TRAILER) as u64
+    }
+
+    /// Writes the whole file to `out`; returns its size in bytes.
+    pub fn write_to(&self, mut out: impl Write) -> std::io::Result<u64> {
+        let mut crc = crc32fast::Hasher::new();
+        out.write_all(&self.head)?;
+        crc.update(&self.head);
+        for block in &self.blocks {
+            out.write_all(block)?;
+            crc.update(block);
+        }
+        out.write_all(&crc.finalize().to_le_bytes())?;
+        out.write_all(END_MARKER)?;
+        out.flush()?;
+        Ok(self.bytes())
+    }
+
+    /// Writes the file at `path` atomically: to `path.tmp` first, synced,
+    /// then renamed over `path`, so a killed writer never leaves a file
+    /// that looks complete. Returns its size in bytes.
+    pub fn write_file(&self, path: &Path) -> Result<u64, FormatError> {
+        let tmp = path.with_extension("mtb.tmp");
+        let write = || -> std::io::Result<u64> {
+            let mut file = std::io::BufWriter::new(File::create(&tmp)?);
+            let bytes = self.write_to(&mut file)?;
+            file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+            Ok(bytes)
+        };
+        let bytes = write().map_err(|e| FormatError::io(&tmp, e))?;
+        std::fs::rename(&tmp, path).map_err(|e| FormatError::io(path, e))?;
+        if let Some(dir) = path.parent() {
+            // Make the rename itself durable; not every platform can open a
+            // directory, and the data is already safe, so failure is ignored.
+            if let Ok(d) = File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(bytes)
+    }
+}

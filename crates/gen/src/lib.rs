@@ -1,0 +1,47 @@
+//! The mancala-tb generator: every level of a rule set solved by retrograde
+//! analysis, bottom up, and written as table files.
+//!
+//! - [`build`] runs the pipeline: levels `0..=N` in order, valid files
+//!   reused, lower levels held decoded, long levels checkpointed, each
+//!   level stored in the encoding asked for ([`BuildOptions`]).
+//! - A [`Strategy`] solves one level ([`Retrograde`]: forward pass, then
+//!   threshold propagation); its parent updates go through an [`Exchange`]
+//!   ([`LocalExchange`] in one process).
+//! - Even values and forced bounds are two instances of one pipeline
+//!   ([`Solve`]), each with its own state layout ([`LevelState`]).
+//!
+//! ```
+//! use mancala_core::{Position, Rules, Variant};
+//! use mancala_format::Even;
+//! use mancala_gen::solve_in_memory;
+//!
+//! let rules = Rules::new(Variant::Oware, 6).unwrap();
+//! let levels = solve_in_memory::<Even>(&rules, 4);
+//! let pos = Position::parse(6, "0,0,0,0,1,1/1,0,0,0,1,0").unwrap();
+//! assert_eq!(levels.value(&pos), 2);
+//! ```
+
+#![warn(missing_docs)]
+
+mod checkpoint;
+mod error;
+mod even;
+mod exchange;
+mod forced;
+mod pipeline;
+mod rss;
+mod solve;
+mod strategy;
+
+pub use checkpoint::Checkpoints;
+pub use error::BuildError;
+pub use even::EvenState;
+pub use exchange::{Exchange, LocalExchange};
+pub use forced::ForcedState;
+pub use pipeline::{
+    build, solve_in_memory, solve_level, BuildObserver, BuildOptions, LevelReport, Quiet,
+    CHECKPOINT_DIR, DEFAULT_CHECKPOINT_EVERY, SCRATCH_DIR,
+};
+pub use rss::peak_rss_bytes;
+pub use solve::{LevelState, Solution, Solve};
+pub use strategy::{LevelJob, Retrograde, Strategy};

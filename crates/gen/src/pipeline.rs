@@ -1,0 +1,354 @@
+//! Building tables: levels `0..=N` solved in order and written to disk,
+//! resuming from the files a previous run left. One pipeline for both kinds
+//! of table ([`Solve`]): reuse valid files, hold the lower levels decoded
+//! (in memory, or mapped scratch files), solve the next level with the
+//! strategy, store it in the encoding asked for, checkpoint long levels.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use mancala_core::{Cycles, LevelIndex, Rules, MAX_LEVEL};
+use mancala_format::{
+    level_path, tables_dir, EncodedTable, Encoding, Even, Forced, Levels, Scratch, Table, TableId,
+    MAPPED_MIN_POSITIONS, MAX_BLOCK_SIZE,
+};
+
+use crate::checkpoint::Checkpoints;
+use crate::error::BuildError;
+use crate::rss::{peak_rss_bytes, reset_peak_rss};
+use crate::solve::{Solution, Solve};
+use crate::strategy::{LevelJob, Retrograde, Strategy};
+
+/// Subdirectory of a rule set's tables holding the build's scratch files.
+pub const SCRATCH_DIR: &str = "scratch";
+/// Subdirectory of a rule set's tables holding in-level checkpoints.
+pub const CHECKPOINT_DIR: &str = "checkpoints";
+/// Default time between two checkpoints of a level being solved.
+pub const DEFAULT_CHECKPOINT_EVERY: Duration = Duration::from_secs(600);
+
+/// What to build and where.
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    /// Root table directory; files go to `root/<rules id>/` (even tables)
+    /// or `root/<rules id>-forced/`.
+    pub root: PathBuf,
+    /// The rule set.
+    pub rules: Rules,
+    /// Build levels `0..=max_stones`.
+    pub max_stones: u32,
+    /// Which kind of table: even-split values (default) or forced bounds.
+    pub cycles: Cycles,
+    /// Rebuild levels whose files are already present and valid.
+    pub force: bool,
+    /// Positions per compressed block (`None`: the encoding's default,
+    /// [`Encoding::default_block_size`]).
+    pub block_size: Option<u32>,
+    /// How even tables store their values (ignored where it does not
+    /// apply: forced tables, and compact for Kalah, store every value).
+    pub encoding: Encoding,
+    /// Solved levels of at least this many positions are held as mapped
+    /// scratch files rather than in memory while higher levels are built.
+    pub mapped_min_positions: u64,
+    /// Save a level's state at most this often while solving it, so a killed
+    /// build resumes inside the level (`None`: only whole levels are kept).
+    pub checkpoint_every: Option<Duration>,
+}
+
+impl BuildOptions {
+    /// Defaults for `rules` up to `max_stones` under `root`.
+    pub fn new(root: impl Into<PathBuf>, rules: Rules, max_stones: u32) -> BuildOptions {
+        BuildOptions {
+            root: root.into(),
+            rules,
+            max_stones,
+            cycles: Cycles::Even,
+            force: false,
+            block_size: None,
+            encoding: Encoding::default(),
+            mapped_min_positions: MAPPED_MIN_POSITIONS,
+            checkpoint_every: Some(DEFAULT_CHECKPOINT_EVERY),
+        }
+    }
+
+    /// Positions per block: as set, or the encoding's default (forced
+    /// tables take the full encoding's).
+    pub fn block_size(&self) -> u32 {
+        let encoding = match self.cycles {
+            Cycles::Even => self.encoding,
+            Cycles::Forced => Encoding::Full,
+        };
+        self.block_size
+            .unwrap_or_else(|| encoding.default_block_size())
+    }
+
+    /// The directory the tables go to.
+    pub fn dir(&self) -> PathBuf {
+        tables_dir(&self.root, &self.rules, self.cycles)
+    }
+}
+
+/// What happened to one level.
+#[derive(Clone, Debug)]
+pub struct LevelReport {
+    /// Stones on the board.
+    pub level: u32,
+    /// Positions in the level.
+    pub positions: u64,
+    /// Wall time spent solving and writing (0 when reused).
+    pub seconds: f64,
+    /// Size of the table file.
+    pub bytes: u64,
+    /// The kind of table.
+    pub cycles: Cycles,
+    /// The header's histogram: `(value, count)` over every position of an
+    /// even level, the stored symbols of a forced one.
+    pub histogram: Vec<(i8, u64)>,
+    /// Forced tables: positions whose bounds meet.
+    pub exact: Option<u64>,
+    /// The file was present and valid, so it was not rebuilt.
+    pub reused: bool,
+    /// Peak resident memory while the level was built (the process's peak so
+    /// far for a reused level), where the OS tells it.
+    pub peak_rss_bytes: Option<u64>,
+}
+
+impl LevelReport {
+    /// Positions won, drawn and lost for the mover.
+    pub fn won_drawn_lost(&self) -> (u64, u64, u64) {
+        let sum = |keep: fn(i8) -> bool| {
+            self.histogram
+                .iter()
+                .filter(|(v, _)| keep(*v))
+                .map(|(_, c)| c)
+                .sum()
+        };
+        (sum(|v| v > 0), sum(|v| v == 0), sum(|v| v < 0))
+    }
+}
+
+/// Hooks for progress display; every method has an empty default.
+pub trait BuildObserver: Sync {
+    /// A level starts being solved; it is `work` units long (see
+    /// [`LevelJob::progress`]).
+    fn level_started(&self, _level: u32, _positions: u64, _work: u64) {}
+    /// `units` more units of the current level's work are done.
+    fn advanced(&self, _units: u64) {}
+    /// A level is done (built or reused).
+    fn level_finished(&self, _report: &LevelReport) {}
+}
+
+/// An observer that shows nothing.
+pub struct Quiet;
+impl BuildObserver for Quiet {}
+
+/// Builds levels `0..=max_stones`, reusing valid files unless `force`.
+pub fn build(
+    options: &BuildOptions,
+    observer: &dyn BuildObserver,
+) -> Result<Vec<LevelReport>, BuildError> {
+    let dir = prepare(options)?;
+    match options.cycles {
+        Cycles::Even => build_kind::<Even>(options, &dir, observer),
+        Cycles::Forced => build_kind::<Forced>(options, &dir, observer),
+    }
+}
+
+/// Checks the options and creates the tables' directory.
+fn prepare(options: &BuildOptions) -> Result<PathBuf, BuildError> {
+    if options.max_stones > MAX_LEVEL {
+        return Err(BuildError::TooManyStones {
+            stones: options.max_stones,
+            max: MAX_LEVEL,
+        });
+    }
+    let size = options.block_size();
+    if !(1..=MAX_BLOCK_SIZE).contains(&size) {
+        return Err(BuildError::BlockSize {
+            size,
+            max: MAX_BLOCK_SIZE,
+        });
+    }
+    let dir = options.dir();
+    std::fs::create_dir_all(&dir).map_err(|source| BuildError::Io {
+        path: dir.clone(),
+        source,
+    })?;
+    Ok(dir)
+}
+
+/// The levels of one kind, in order.
+fn build_kind<K: Solve>(
+    options: &BuildOptions,
+    dir: &Path,
+    observer: &dyn BuildObserver,
+) -> Result<Vec<LevelReport>, BuildError> {
+    let (present, last_to_build) = present_tables::<K>(options, dir);
+    let scratch = Scratch::create(dir.join(SCRATCH_DIR), options.mapped_min_positions)?;
+    let mut solved = Levels::<K>::new();
+    let mut reports = Vec::new();
+    for (n, existing) in (0..=options.max_stones).zip(present) {
+        let needed_in_memory = last_to_build.is_some_and(|last| (n as usize) < last);
+        let report = match existing {
+            Some(table) => {
+                if needed_in_memory {
+                    scratch.hold_table(&mut solved, &table)?;
+                }
+                reused_report(&table)
+            }
+            None => {
+                let (report, symbols) = build_level(options, dir, n, &solved, observer)?;
+                if needed_in_memory {
+                    scratch.hold(&mut solved, n, symbols)?;
+                }
+                report
+            }
+        };
+        observer.level_finished(&report);
+        reports.push(report);
+    }
+    // Every level is stored: no checkpoint is left (removes the directory
+    // only if it is empty).
+    let _ = std::fs::remove_dir(dir.join(CHECKPOINT_DIR));
+    Ok(reports)
+}
+
+/// The valid tables already present for each level (none with `force`),
+/// and the last level that must be built, if any. Levels above it need
+/// not be read at all.
+fn present_tables<K: Solve>(
+    options: &BuildOptions,
+    dir: &Path,
+) -> (Vec<Option<Table<K>>>, Option<usize>) {
+    let present: Vec<Option<Table<K>>> = (0..=options.max_stones)
+        .map(|n| {
+            (!options.force)
+                .then(|| valid_table(&options.rules, dir, n))
+                .flatten()
+        })
+        .collect();
+    let last_to_build = present.iter().rposition(Option::is_none);
+    (present, last_to_build)
+}
+
+/// The table of level `n` if its file is present and passes every check.
+fn valid_table<K: Solve>(rules: &Rules, dir: &Path, n: u32) -> Option<Table<K>> {
+    let expected = TableId {
+        rules: *rules,
+        level: n,
+    };
+    let table = Table::<K>::open(&level_path(dir, n), Some(expected)).ok()?;
+    table.check_file_checksum().ok()?;
+    Some(table)
+}
+
+fn reused_report<K: Solve>(table: &Table<K>) -> LevelReport {
+    let header = table.header();
+    LevelReport {
+        level: header.level,
+        positions: header.positions,
+        seconds: 0.0,
+        bytes: table.bytes(),
+        cycles: header.cycles,
+        exact: header.exact_positions(),
+        histogram: header.histogram.clone(),
+        reused: true,
+        peak_rss_bytes: peak_rss_bytes(),
+    }
+}
+
+/// Solves and writes level `n`; returns its report and symbols.
+fn build_level<K: Solve>(
+    options: &BuildOptions,
+    dir: &Path,
+    n: u32,
+    solved: &Levels<K>,
+    observer: &dyn BuildObserver,
+) -> Result<(LevelReport, Vec<i8>), BuildError> {
+    let rules = &options.rules;
+    let positions = LevelIndex::new(rules.pits(), n).count();
+    observer.level_started(n, positions, 2 * positions);
+    reset_peak_rss();
+    let start = Instant::now();
+    let checkpoints = options.checkpoint_every.map(|every| Checkpoints {
+        dir: dir.join(CHECKPOINT_DIR),
+        every,
+    });
+    let job = LevelJob {
+        rules,
+        level: n,
+        lower: solved,
+        progress: &|done| observer.advanced(done),
+        checkpoints: checkpoints.as_ref(),
+    };
+    let solution = strategy_for(rules).solve(&job)?;
+    let (header, bytes) = store::<K>(options, dir, n, &solution)?;
+    if let Some(c) = &checkpoints {
+        c.remove(n);
+    }
+    let report = LevelReport {
+        level: n,
+        positions,
+        seconds: start.elapsed().as_secs_f64(),
+        bytes,
+        cycles: K::CYCLES,
+        exact: header.exact_positions(),
+        histogram: header.histogram,
+        reused: false,
+        peak_rss_bytes: peak_rss_bytes(),
+    };
+    Ok((report, solution.symbols))
+}
+
+/// The strategy that solves levels of `rules`.
+fn strategy_for(_rules: &Rules) -> Retrograde {
+    Retrograde::local()
+}
+
+/// Writes a solved level's table file; returns its header and size.
+fn store<K: Solve>(
+    options: &BuildOptions,
+    dir: &Path,
+    n: u32,
+    solution: &Solution,
+) -> Result<(mancala_format::Header, u64), BuildError> {
+    let (header, entries) = K::to_store(
+        &options.rules,
+        n,
+        solution,
+        options.encoding,
+        options.block_size(),
+    );
+    let bytes = EncodedTable::new(&header, &entries).write_file(&level_path(dir, n))?;
+    Ok((header, bytes))
+}
+
+/// Solves levels `0..=max_stones` in memory: small boards, tests and
+/// benchmarks (a build writes each level to disk as it goes).
+pub fn solve_in_memory<K: Solve>(rules: &Rules, max_stones: u32) -> Levels<K> {
+    let mut solved = Levels::new();
+    for n in 0..=max_stones {
+        let solution = solve_level(rules, n, &solved, &|_| {});
+        solved.push(solution.symbols);
+    }
+    solved
+}
+
+/// Solves level `n` from the solved levels `0..n`, in memory, without
+/// checkpoints. `progress` receives `2 × positions` work units in all.
+pub fn solve_level<K: Solve>(
+    rules: &Rules,
+    n: u32,
+    lower: &Levels<K>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Solution {
+    let job = LevelJob {
+        rules,
+        level: n,
+        lower,
+        progress,
+        checkpoints: None,
+    };
+    strategy_for(rules)
+        .solve(&job)
+        .expect("without checkpoints nothing can fail")
+}

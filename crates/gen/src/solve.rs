@@ -1,0 +1,110 @@
+//! What the generator needs to know of a kind of table: how a position's
+//! exits are summed up ([`Solve`]) and the working state of a level being
+//! solved, with its threshold rules ([`LevelState`]).
+//!
+//! The even values ([`crate::even`]) and the forced bounds
+//! ([`crate::forced`]) are the two instances; the strategy, the exchange,
+//! the checkpoints and the build pipeline are written once, generic over
+//! them.
+
+use std::sync::atomic::AtomicU8;
+
+use mancala_core::{Move, Rules};
+use mancala_format::{Encoding, Header, TableKind};
+
+/// A kind of table as the generator solves it.
+pub trait Solve: TableKind {
+    /// What the forward pass learns of a position's moves that leave its
+    /// level (or of a terminal position), from the lower levels.
+    type Exits: Copy + Send + Sync;
+
+    /// The working state of a level under the retrograde strategy.
+    type State: LevelState<Exits = Self::Exits>;
+
+    /// The summary of a position none of whose moves leaves the level yet.
+    fn no_exit() -> Self::Exits;
+
+    /// Adds the exit `m`, whose child stores `child`, to `exits`.
+    fn add_exit(exits: &mut Self::Exits, m: &Move, child: Self::Entry);
+
+    /// The summary of a terminal position of `n` stones worth `value`.
+    fn terminal(n: u32, value: i32) -> Self::Exits;
+
+    /// The header and the symbols to store for a solved level, with the
+    /// encoding asked for where the kind and the rule set allow it.
+    fn to_store<'a>(
+        rules: &Rules,
+        n: u32,
+        solution: &'a Solution,
+        encoding: Encoding,
+        block_size: u32,
+    ) -> (Header, std::borrow::Cow<'a, [i8]>);
+}
+
+/// A solved level.
+pub struct Solution {
+    /// The level's symbols in index order: what lower levels are held as
+    /// while higher ones are solved ([`TableKind::WIDTH`] per position).
+    pub symbols: Vec<i8>,
+    /// Even tables: per position, whether its value is its best exit's (a
+    /// move that leaves the level, or the terminal value), which is where
+    /// a compact table needs no entry for it.
+    pub exit_best: Option<Vec<bool>>,
+}
+
+/// The working state of a level being solved by threshold propagation: its
+/// memory layout and the rules by which positions join the two sets of
+/// each threshold `t` (for even tables "the mover can force at least `t`"
+/// and "the mover cannot avoid `−t`"; for forced ones "the mover is sure
+/// of `t`" and "the opponent is sure of `t`").
+///
+/// The strategy ([`crate::Retrograde`]) calls these from many threads, but
+/// never for one position from two threads at once: a position's state may
+/// be updated with plain (relaxed) loads and stores.
+pub trait LevelState: Sync + Sized {
+    /// The forward pass's summary of a position.
+    type Exits: Copy;
+
+    /// The state of a level of `count` positions before the forward pass.
+    fn new(count: usize) -> Self;
+
+    /// The forward pass's result for position `at`: its exits and its
+    /// number of moves that keep the level.
+    fn record(&self, at: usize, exits: Self::Exits, stays: u8);
+
+    /// One flag byte per position, scanned to seed each threshold.
+    fn flags(&self) -> &[AtomicU8];
+
+    /// Whether position `at`, whose flag byte is `flag`, joins the first or
+    /// the second set of threshold `t` on its own (and records it).
+    fn seed(&self, t: u8, at: usize, flag: u8) -> (bool, bool);
+
+    /// A parent of `edges` new members of the first set: whether it joins
+    /// the second set (and records it).
+    fn parent_of_first(&self, t: u8, at: usize, edges: u8) -> bool;
+
+    /// A parent of a new member of the second set: whether it joins the
+    /// first set (and records it).
+    fn parent_of_second(&self, t: u8, at: usize) -> bool;
+
+    /// The state's byte arrays, one byte per position each: what a
+    /// checkpoint saves between two thresholds.
+    fn arrays(&self) -> Vec<&[AtomicU8]>;
+
+    /// The state from arrays a checkpoint saved, if there are as many as
+    /// [`LevelState::arrays`] gives.
+    fn from_arrays(arrays: Vec<Vec<u8>>) -> Option<Self>;
+
+    /// The solved level of `n` stones, once every threshold is done.
+    fn into_solution(self, n: u32) -> Solution;
+}
+
+/// `count` atomic bytes, each holding `value`.
+pub(crate) fn bytes(count: usize, value: u8) -> Vec<AtomicU8> {
+    (0..count).map(|_| AtomicU8::new(value)).collect()
+}
+
+/// Atomic bytes from plain ones (a checkpoint being resumed).
+pub(crate) fn atomic(bytes: Vec<u8>) -> Vec<AtomicU8> {
+    bytes.into_iter().map(AtomicU8::new).collect()
+}

@@ -1,0 +1,44 @@
+//! Solving strategies: how one level is solved from the levels below.
+//!
+//! A strategy gets a [`LevelJob`] (the rule set, the level, the solved
+//! lower levels, progress and checkpoints) and returns the level's
+//! [`Solution`]. [`Retrograde`] (forward pass, then threshold propagation)
+//! solves every rule set and both kinds of table; a strategy for rule sets
+//! whose levels cannot cycle, or one that keeps less in memory, is another
+//! implementation of [`Strategy`], chosen in [`crate::pipeline`].
+
+mod retrograde;
+
+use mancala_core::Rules;
+use mancala_format::Levels;
+
+use crate::checkpoint::Checkpoints;
+use crate::error::BuildError;
+use crate::solve::{Solution, Solve};
+
+pub use retrograde::Retrograde;
+
+/// One level to solve.
+pub struct LevelJob<'a, K: Solve> {
+    /// The rule set.
+    pub rules: &'a Rules,
+    /// Stones on the board.
+    pub level: u32,
+    /// The solved levels `0..level`.
+    pub lower: &'a Levels<K>,
+    /// Receives work units as they finish: a level is `2 × positions`
+    /// units, one per position for a first pass and the rest spread over
+    /// the remaining work.
+    pub progress: &'a (dyn Fn(u64) + Sync),
+    /// Where and how often to save the level's state, so that a killed
+    /// build resumes inside the level (`None`: never).
+    pub checkpoints: Option<&'a Checkpoints>,
+}
+
+/// How a level is solved.
+pub trait Strategy: Sync {
+    /// Solves `job`'s level. With checkpoints, a valid checkpoint of the
+    /// level is resumed from and new ones are saved; the last one is left
+    /// in place for the caller to remove once the level is stored.
+    fn solve<K: Solve>(&self, job: &LevelJob<K>) -> Result<Solution, BuildError>;
+}

@@ -1,0 +1,249 @@
+//! The retrograde strategy: a forward pass, then threshold propagation,
+//! for every rule set and both kinds of table.
+//!
+//! 1. **Forward pass**, parallel over index ranges: for every position, the
+//!    summary of its moves that leave the level (read from the lower
+//!    levels; the terminal value for a terminal position) and the number of
+//!    its moves that stay in the level ([`LevelState::record`]).
+//! 2. **Threshold propagation**, for `t = n, …, 1`: the two sets of each
+//!    threshold ([`LevelState`]) are attractors that only grow as `t` falls.
+//!    Positions that join on their own seed them; then each new member of
+//!    either set is propagated to its same-level parents, found by
+//!    un-moving ([`Rules::same_level_parents`]) and delivered by the
+//!    [`Exchange`], until neither set grows. Every position joins each set
+//!    at most once, so the level costs about two visits of every same-level
+//!    edge, whatever `n` is.
+//!
+//! Frontiers are processed in bounded pieces (the parent buffer holds 8
+//! bytes per edge), and the state is checkpointed between thresholds: the
+//! result does not depend on the order of work, so a resumed level ends
+//! byte for byte as an uninterrupted one.
+
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+use std::time::Instant;
+
+use mancala_core::{LevelIndex, Position, Rules, MAX_LEVEL};
+use mancala_format::Levels;
+use rayon::prelude::*;
+
+use super::{LevelJob, Strategy};
+use crate::checkpoint;
+use crate::error::BuildError;
+use crate::exchange::{Exchange, LocalExchange};
+use crate::solve::{LevelState, Solution, Solve};
+
+/// Positions per unit of parallel work in the forward pass and the seeds.
+const CHUNK: usize = 1 << 14;
+/// Frontier members per unit of parallel work in the propagation.
+const FRONTIER_CHUNK: usize = 1 << 10;
+/// Frontier members whose parents are gathered and delivered at once;
+/// bounds the parent buffer however large a frontier grows. Tiny in debug
+/// builds, so the tests exercise frontiers cut into pieces.
+const FRONTIER_PIECE: usize = if cfg!(debug_assertions) {
+    1 << 6
+} else {
+    1 << 24
+};
+
+/// Forward pass and threshold propagation, with parents delivered by `E`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Retrograde<E: Exchange = LocalExchange> {
+    /// How parents reach the state they update.
+    pub exchange: E,
+}
+
+impl Retrograde {
+    /// The strategy of one process ([`LocalExchange`]).
+    pub fn local() -> Retrograde {
+        Retrograde {
+            exchange: LocalExchange,
+        }
+    }
+}
+
+impl<E: Exchange> Strategy for Retrograde<E> {
+    fn solve<K: Solve>(&self, job: &LevelJob<K>) -> Result<Solution, BuildError> {
+        let n = job.level;
+        assert!(n <= MAX_LEVEL, "level {n} is above {MAX_LEVEL}");
+        assert_eq!(
+            job.lower.len(),
+            n as usize,
+            "levels must be solved in order"
+        );
+        let started = Instant::now();
+        let index = LevelIndex::new(job.rules.pits(), n);
+        let count = index.count();
+        let saved = job
+            .checkpoints
+            .and_then(|c| checkpoint::load::<K::State>(&c.path(n), n, count));
+        let (state, first_threshold) = match saved {
+            Some((state, next_threshold)) => {
+                (job.progress)(count + propagation_done(count, n, next_threshold));
+                (state, next_threshold)
+            }
+            None => {
+                let state = K::State::new(count as usize);
+                forward_pass::<K>(job.rules, &index, job.lower, &state, job.progress);
+                job.lower.release_mapped_pages();
+                (state, n)
+            }
+        };
+        let mut last_saved = started;
+        for t in (1..=first_threshold).rev() {
+            if let Some(c) = job.checkpoints {
+                if last_saved.elapsed() >= c.every {
+                    checkpoint::save(&c.path(n), n, t, &state.arrays())?;
+                    last_saved = Instant::now();
+                }
+            }
+            self.threshold(job.rules, &index, t as u8, &state);
+            (job.progress)(propagation_done(count, n, t - 1) - propagation_done(count, n, t));
+        }
+        if n == 0 {
+            (job.progress)(count);
+        }
+        Ok(state.into_solution(n))
+    }
+}
+
+impl<E: Exchange> Retrograde<E> {
+    /// Grows both sets of threshold `t` until neither changes.
+    fn threshold<S: LevelState>(&self, rules: &Rules, index: &LevelIndex, t: u8, state: &S) {
+        let (mut firsts, mut seconds) = seed(state.flags(), |at, flag| state.seed(t, at, flag));
+        while !firsts.is_empty() || !seconds.is_empty() {
+            let new_seconds = self.visit_parents(rules, index, &firsts, |at, edges| {
+                state.parent_of_first(t, at, edges)
+            });
+            firsts = self.visit_parents(rules, index, &seconds, |at, _| {
+                state.parent_of_second(t, at)
+            });
+            seconds = new_seconds;
+        }
+    }
+
+    /// Calls `visit(parent, edges)` once per distinct same-level parent of
+    /// the frontier, with the number of edges from it into the frontier,
+    /// piece by piece so the parent buffer stays bounded; returns the
+    /// parents for which `visit` returned true (the next frontier).
+    fn visit_parents(
+        &self,
+        rules: &Rules,
+        index: &LevelIndex,
+        frontier: &[u64],
+        visit: impl Fn(usize, u8) -> bool + Sync,
+    ) -> Vec<u64> {
+        let mut joined = Vec::new();
+        for piece in frontier.chunks(FRONTIER_PIECE) {
+            let parents = same_level_parents(rules, index, piece);
+            joined.extend(self.exchange.deliver(parents, &visit));
+        }
+        joined
+    }
+}
+
+/// Progress units of the propagation done when every threshold above
+/// `next_threshold` is finished.
+fn propagation_done(count: u64, n: u32, next_threshold: u32) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    count * (n - next_threshold) as u64 / n as u64
+}
+
+/// Phase 1: every position's exits and number of same-level moves.
+fn forward_pass<K: Solve>(
+    rules: &Rules,
+    index: &LevelIndex,
+    lower: &Levels<K>,
+    state: &K::State,
+    progress: &(dyn Fn(u64) + Sync),
+) {
+    let n = index.stones();
+    let count = index.count() as usize;
+    (0..count.div_ceil(CHUNK))
+        .into_par_iter()
+        .for_each(|chunk| {
+            let first = chunk * CHUNK;
+            let len = CHUNK.min(count - first);
+            let positions = index.positions_from(first as u64);
+            for (at, pos) in (first..first + len).zip(positions) {
+                let (exits, stays) = look_one_ply::<K>(rules, n, &pos, lower);
+                state.record(at, exits, stays);
+            }
+            progress(len as u64);
+        });
+}
+
+/// One look at every move of `pos`, in level `n`: its exits' summary (or
+/// its terminal value) and how many of its moves keep the level.
+#[inline]
+fn look_one_ply<K: Solve>(
+    rules: &Rules,
+    n: u32,
+    pos: &Position,
+    lower: &Levels<K>,
+) -> (K::Exits, u8) {
+    let mut exits = K::no_exit();
+    let mut stays = 0u8;
+    let terminal = rules.for_each_move(pos, |m| {
+        if !m.leaves_level() {
+            debug_assert!(!m.extra_turn && m.child.stones() == n);
+            stays += 1;
+        } else {
+            let child = lower.entry_in(n - m.gain as u32, &m.child);
+            K::add_exit(&mut exits, m, child);
+        }
+    });
+    match terminal {
+        Some(value) => (K::terminal(n, value), 0),
+        None => (exits, stays),
+    }
+}
+
+/// Scans every position of a level in parallel, `classify(index, flag)`
+/// saying whether it joins the first and/or the second new frontier (and
+/// recording that itself); returns both frontiers in index order.
+fn seed(
+    flags: &[AtomicU8],
+    classify: impl Fn(usize, u8) -> (bool, bool) + Sync,
+) -> (Vec<u64>, Vec<u64>) {
+    let found: Vec<(Vec<u64>, Vec<u64>)> = flags
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(chunk, flags)| {
+            let base = chunk * CHUNK;
+            let (mut first, mut second) = (Vec::new(), Vec::new());
+            for (i, flag) in flags.iter().enumerate() {
+                let at = base + i;
+                let (joins_first, joins_second) = classify(at, flag.load(Relaxed));
+                if joins_first {
+                    first.push(at as u64);
+                }
+                if joins_second {
+                    second.push(at as u64);
+                }
+            }
+            (first, second)
+        })
+        .collect();
+    let first = found.iter().flat_map(|(f, _)| f.iter().copied()).collect();
+    let second = found.iter().flat_map(|(_, s)| s.iter().copied()).collect();
+    (first, second)
+}
+
+/// The same-level parents of every frontier member, one entry per edge, in
+/// no particular order.
+fn same_level_parents(rules: &Rules, index: &LevelIndex, frontier: &[u64]) -> Vec<u64> {
+    let found: Vec<Vec<u64>> = frontier
+        .par_chunks(FRONTIER_CHUNK)
+        .map(|members| {
+            let mut parents = Vec::with_capacity(members.len() * 2);
+            for &member in members {
+                let child = index.unrank(member);
+                rules.same_level_parents(&child, |parent| parents.push(index.rank(&parent)));
+            }
+            parents
+        })
+        .collect();
+    found.concat()
+}

@@ -1,0 +1,91 @@
+//! The decoded-block cache of a tablebase.
+
+use std::num::NonZeroUsize;
+use std::sync::Arc;
+
+use lru::LruCache;
+
+/// A block of a level: `(level, block)`.
+pub(crate) type BlockKey = (u32, u64);
+
+/// Decoded blocks, holding at most `capacity` bytes of decoded symbols,
+/// least recently used evicted first, with a second-chance admission: a
+/// block missed once is only remembered (its probe decodes just up to the
+/// value it needs, half a block on average); missed again, it is decoded
+/// whole and kept. Random probes into tables far larger than the cache then
+/// cost one partial decode each, while blocks that are probed again stay
+/// decoded.
+pub(crate) struct BlockCache {
+    pub(crate) decoded: LruCache<BlockKey, Arc<[i8]>>,
+    missed_once: LruCache<BlockKey, ()>,
+    /// Bytes of decoded symbols held.
+    held: usize,
+    capacity: usize,
+}
+
+/// Blocks of the smallest size the cache remembers as missed once: as
+/// many as would fill it.
+const SMALLEST_BLOCK: usize = 512;
+
+impl BlockCache {
+    pub(crate) fn new(capacity: usize) -> BlockCache {
+        let remembered = NonZeroUsize::new(capacity / SMALLEST_BLOCK).unwrap_or(NonZeroUsize::MIN);
+        BlockCache {
+            decoded: LruCache::unbounded(),
+            missed_once: LruCache::new(remembered),
+            held: 0,
+            capacity,
+        }
+    }
+
+    /// Whether a block just missed is to be decoded whole and kept: it was
+    /// missed before. Either way the miss is remembered.
+    pub(crate) fn admits(&mut self, key: BlockKey) -> bool {
+        let seen_before = self.missed_once.pop(&key).is_some();
+        if !seen_before {
+            self.missed_once.put(key, ());
+        }
+        seen_before
+    }
+
+    /// Keeps `values`, evicting the least recently used blocks as needed.
+    pub(crate) fn keep(&mut self, key: BlockKey, values: Arc<[i8]>) {
+        self.held += values.len();
+        if let Some(old) = self.decoded.put(key, values) {
+            self.held -= old.len();
+        }
+        while self.held > self.capacity {
+            match self.decoded.pop_lru() {
+                Some((_, evicted)) => self.held -= evicted.len(),
+                None => break,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cache holds at most its capacity in decoded bytes, whatever the
+    /// block sizes, and evicts the least recently used first.
+    #[test]
+    fn the_block_cache_is_bounded_in_bytes() {
+        let mut cache = BlockCache::new(5000);
+        let block = |len: usize| -> Arc<[i8]> { vec![0i8; len].into() };
+        cache.keep((1, 0), block(2048));
+        cache.keep((1, 1), block(2048));
+        cache.keep((0, 0), block(512));
+        assert_eq!(cache.held, 4608);
+        cache.decoded.get(&(1, 0));
+        cache.keep((1, 2), block(2048));
+        assert!(cache.held <= 5000);
+        assert!(cache.decoded.contains(&(1, 0)), "recently used");
+        assert!(!cache.decoded.contains(&(1, 1)), "least recently used");
+        cache.keep((1, 0), block(2048));
+        assert_eq!(
+            cache.held,
+            cache.decoded.iter().map(|(_, v)| v.len()).sum::<usize>()
+        );
+    }
+}

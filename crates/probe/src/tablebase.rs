@@ -1,0 +1,285 @@
+//! The tables of one rule set and kind, opened lazily and probed one
+//! position at a time.
+
+use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use mancala_core::{
+    rank, Bounds, Cycles, MoveValue, NotationError, Position, Rules, Successors, MAX_LEVEL,
+};
+use mancala_format::{
+    level_path, levels_present, tables_dir, EntryReader, Even, Forced, FormatError, Table, TableId,
+    TableKind, Window,
+};
+
+use crate::cache::BlockCache;
+use crate::error::{Error, Result};
+
+/// Memory for decoded blocks that [`Tablebase::open`] sets aside.
+pub const DEFAULT_CACHE_BYTES: usize = 256 << 20;
+
+/// The tables of kind `K` of one rule set in a directory, opened lazily.
+///
+/// Level files are opened (mapped and validated) on first use and then
+/// shared, and recently decoded blocks are kept in a cache bounded in
+/// bytes; a `Tablebase` is `Send + Sync`, so one instance serves every
+/// thread. Even tables (`Tablebase<Even>`, the default) answer values,
+/// forced ones (`Tablebase<Forced>`) bounds: asking the wrong kind does not
+/// compile.
+pub struct Tablebase<K: TableKind = Even> {
+    rules: Rules,
+    root: PathBuf,
+    dir: PathBuf,
+    levels: Vec<OnceLock<Table<K>>>,
+    cache: Mutex<BlockCache>,
+    /// The cache's capacity in bytes, known without taking the lock.
+    cache_capacity: usize,
+    kind: PhantomData<K>,
+}
+
+impl<K: TableKind> Tablebase<K> {
+    /// The tables of `rules` under `root` (in the subdirectory named by
+    /// `mancala_format::dir_name`, e.g. `tables/oware-6` or
+    /// `tables/oware-6-forced`), with the default cache. Levels `0..=n`
+    /// present as files are available; a later file after a gap is ignored.
+    pub fn open(root: impl AsRef<Path>, rules: Rules) -> Result<Tablebase<K>> {
+        Tablebase::open_with_cache(root, rules, DEFAULT_CACHE_BYTES)
+    }
+
+    /// Like [`Tablebase::open`], with about `cache_bytes` of decoded blocks
+    /// kept (0: none).
+    pub fn open_with_cache(
+        root: impl AsRef<Path>,
+        rules: Rules,
+        cache_bytes: usize,
+    ) -> Result<Tablebase<K>> {
+        let root = root.as_ref().to_path_buf();
+        let dir = tables_dir(&root, &rules, K::CYCLES);
+        let present = levels_present(&dir, MAX_LEVEL);
+        Ok(Tablebase {
+            rules,
+            root,
+            dir,
+            levels: (0..present).map(|_| OnceLock::new()).collect(),
+            cache: Mutex::new(BlockCache::new(cache_bytes)),
+            cache_capacity: cache_bytes,
+            kind: PhantomData,
+        })
+    }
+
+    /// The rule set.
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    /// The kind of tables.
+    pub fn cycles(&self) -> Cycles {
+        K::CYCLES
+    }
+
+    /// The highest level available, if any.
+    pub fn max_level(&self) -> Option<u32> {
+        self.levels.len().checked_sub(1).map(|n| n as u32)
+    }
+
+    /// The directory holding this rule set's files.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The table directory the tables were opened from.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Whether the tables answer `pos`: the rule set's pit count and a level
+    /// that is present.
+    pub fn check(&self, pos: &Position) -> Result<()> {
+        if pos.pits() != self.rules.pits() {
+            return Err(NotationError::WrongPits {
+                position: *pos,
+                expected: self.rules.pits(),
+                what: "tables",
+            }
+            .into());
+        }
+        if pos.stones() as usize >= self.levels.len() {
+            return Err(self.out_of_range(pos.stones()));
+        }
+        Ok(())
+    }
+
+    /// The open table of level `n`.
+    pub fn level(&self, n: u32) -> Result<&Table<K>> {
+        let cell = self
+            .levels
+            .get(n as usize)
+            .ok_or_else(|| self.out_of_range(n))?;
+        if let Some(table) = cell.get() {
+            return Ok(table);
+        }
+        let expected = TableId {
+            rules: self.rules,
+            level: n,
+        };
+        let table = Table::open(&level_path(&self.dir, n), Some(expected))
+            .map_err(|source| self.table_error(n, source))?;
+        Ok(cell.get_or_init(|| table))
+    }
+
+    /// A table file's error, with the level it concerns.
+    pub(crate) fn table_error(&self, level: u32, source: FormatError) -> Error {
+        Error::Table {
+            rules: self.rules,
+            cycles: K::CYCLES,
+            level,
+            source,
+        }
+    }
+
+    fn out_of_range(&self, stones: u32) -> Error {
+        Error::OutOfRange {
+            rules: self.rules,
+            cycles: K::CYCLES,
+            stones,
+            available: self.max_level(),
+            root: self.root.clone(),
+        }
+    }
+
+    /// Level, block and offset of `pos` in the tables.
+    pub(crate) fn locate(&self, pos: &Position) -> Result<(u32, u64, usize)> {
+        self.check(pos)?;
+        let n = pos.stones();
+        let (block, offset) = self
+            .level(n)?
+            .locate(rank(pos))
+            .map_err(|e| self.table_error(n, e))?;
+        Ok((n, block, offset))
+    }
+
+    /// The stored symbols of `pos`: from the cache, or decoded (see
+    /// `BlockCache` for when a block is kept).
+    pub(crate) fn symbols_of(&self, pos: &Position) -> Result<[i8; 2]> {
+        let (n, block, offset) = self.locate(pos)?;
+        self.symbols_at(n, block, offset)
+    }
+
+    fn symbols_at(&self, n: u32, block: u64, offset: usize) -> Result<[i8; 2]> {
+        let width = K::WIDTH;
+        let key = (n, block);
+        let mut symbols = [0i8; 2];
+        let table = self.level(n)?;
+        let keep = table.symbols() <= self.cache_capacity && {
+            let mut cache = self.cache_lock();
+            if let Some(values) = cache.decoded.get(&key) {
+                symbols[..width].copy_from_slice(&values[offset..offset + width]);
+                return Ok(symbols);
+            }
+            cache.admits(key)
+        };
+        let failed = |e| self.table_error(n, e);
+        if keep {
+            let values: Arc<[i8]> = table.decode_block(block).map_err(failed)?.into();
+            symbols[..width].copy_from_slice(&values[offset..offset + width]);
+            self.cache_lock().keep(key, values);
+        } else {
+            let mut prefix = vec![0i8; offset + width];
+            table.decode_prefix(block, &mut prefix).map_err(failed)?;
+            symbols[..width].copy_from_slice(&prefix[offset..]);
+        }
+        Ok(symbols)
+    }
+
+    /// The block cache; a panic elsewhere while it was held leaves it
+    /// consistent (every operation is a single call), so poisoning is ignored.
+    fn cache_lock(&self) -> std::sync::MutexGuard<'_, BlockCache> {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Tablebase<Even> {
+    /// The exact value of `pos` for the player to move (`docs/RULES.md`).
+    pub fn value(&self, pos: &Position) -> Result<i32> {
+        let entry = self.entry(pos)?;
+        EntryReader::value(self, pos, entry, Window::ALL)
+    }
+
+    /// The value of every legal move of `pos`, in pit order. Empty when the
+    /// position is terminal.
+    pub fn move_values(&self, pos: &Position) -> Result<Vec<MoveValue>> {
+        self.check(pos)?;
+        match self.rules.successors(pos) {
+            Successors::Terminal(_) => Ok(Vec::new()),
+            Successors::Moves(moves) => moves
+                .iter()
+                .map(|m| {
+                    Ok(MoveValue {
+                        pit: m.pit,
+                        value: m.value_given_child(self.value(&m.child)?),
+                    })
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A tablebase reads its entries through the block cache, and restores a
+/// value by the encoding of the level it lies in.
+impl EntryReader for Tablebase<Even> {
+    type Error = Error;
+
+    fn entry(&self, pos: &Position) -> Result<i32> {
+        Ok(self.symbols_of(pos)?[0] as i32)
+    }
+
+    #[inline]
+    fn value(&self, pos: &Position, entry: i32, window: Window) -> Result<i32> {
+        restore_value(self, self, pos, entry, window)
+    }
+}
+
+/// The value of `pos` given its entry, by the encoding of its level in
+/// `tb`, reading other entries from `reader`.
+#[inline]
+pub(crate) fn restore_value<R: EntryReader<Error = Error>>(
+    tb: &Tablebase<Even>,
+    reader: &R,
+    pos: &Position,
+    entry: i32,
+    window: Window,
+) -> Result<i32> {
+    let table = tb.level(pos.stones())?;
+    if table.entries_are_values() {
+        return Ok(entry);
+    }
+    table
+        .encoding()
+        .value(tb.rules(), reader, pos, entry, window)
+}
+
+impl Tablebase<Forced> {
+    /// The forced bounds of `pos` (`docs/RULES.md`, "Two kinds of table").
+    pub fn bounds(&self, pos: &Position) -> Result<Bounds> {
+        let symbols = self.symbols_of(pos)?;
+        self.bounds_from(pos.stones(), &symbols, rank(pos))
+    }
+
+    /// Reads the bounds of index `at` of level `n` from its two symbols.
+    pub(crate) fn bounds_from(&self, n: u32, symbols: &[i8], at: u64) -> Result<Bounds> {
+        Forced::decode(n, symbols).ok_or_else(|| {
+            let path = self
+                .level(n)
+                .map(|t| t.path().to_path_buf())
+                .unwrap_or_default();
+            self.table_error(
+                n,
+                FormatError::Corrupted {
+                    path,
+                    what: format!("impossible bounds stored for index {at}"),
+                },
+            )
+        })
+    }
+}

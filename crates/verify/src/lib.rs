@@ -1,0 +1,182 @@
+//! Verification: every stored entry re-derived from the tables themselves.
+//!
+//! For each level, in order, the file's checksums are checked, its entries
+//! decoded (a compact table's values restored), and every position's entry
+//! recomputed by the one-ply formula of `docs/RULES.md` from the level
+//! itself and the lower ones; the stored histogram must match too.
+//!
+//! For even tables that proves each value is its best move's. For forced
+//! tables it shows the bounds are *a* fixpoint, not that they are the
+//! *least* one (a cycle whose positions all claimed more would pass too);
+//! the least fixpoint is what the generator builds by construction, and the
+//! test suite checks it against naive value iteration from 0 and against a
+//! search of the real game with its repetition rule.
+//!
+//! This crate shares no code with the generator: it reads tables through
+//! `mancala-format` and moves through `mancala-core`, and recomputes
+//! everything else itself.
+
+#![warn(missing_docs)]
+
+use std::path::Path;
+
+use mancala_core::{Bounds, LevelIndex, Position, Rules, Successors};
+use mancala_format::{
+    histogram, level_path, levels_present, tables_dir, Even, Forced, FormatError, Levels, Scratch,
+    Table, TableId, TableKind, MAPPED_MIN_POSITIONS,
+};
+use rayon::prelude::*;
+
+/// Subdirectory of a rule set's tables holding verification scratch files
+/// (apart from a build's, so both may run at once).
+pub const VERIFY_SCRATCH_DIR: &str = "verify-scratch";
+
+/// The outcome of verifying one level of a table of kind `K`.
+#[derive(Clone, Debug)]
+pub struct LevelCheck<K: TableKind> {
+    /// Stones on the board.
+    pub level: u32,
+    /// Positions checked.
+    pub positions: u64,
+    /// Positions whose stored entry differs from the recomputed one.
+    pub mismatches: u64,
+    /// The first mismatch: position, stored entry, recomputed entry.
+    pub first_mismatch: Option<(Position, K::Entry, K::Entry)>,
+    /// The header's histogram agrees with the entries.
+    pub histogram_ok: bool,
+    /// Forced tables: positions whose bounds meet.
+    pub exact: Option<u64>,
+}
+
+impl<K: TableKind> LevelCheck<K> {
+    /// Whether the level passed.
+    pub fn ok(&self) -> bool {
+        self.mismatches == 0 && self.histogram_ok
+    }
+}
+
+/// A kind of table as the verifier recomputes it.
+pub trait Recompute: TableKind {
+    /// The entry of `pos` by the one-ply formula, its children's entries
+    /// read from `levels`, or its terminal value.
+    fn recompute(rules: &Rules, pos: &Position, levels: &Levels<Self>) -> Self::Entry;
+}
+
+impl Recompute for Even {
+    /// The best move's value.
+    fn recompute(rules: &Rules, pos: &Position, levels: &Levels<Even>) -> i8 {
+        let value = match rules.successors(pos) {
+            Successors::Terminal(v) => v,
+            Successors::Moves(moves) => moves
+                .iter()
+                .map(|m| m.value_given_child(levels.value(&m.child)))
+                .max()
+                .expect("a non-terminal position has a move"),
+        };
+        value as i8
+    }
+}
+
+impl Recompute for Forced {
+    /// The best move for the mover, the worst for the opponent, or the
+    /// terminal split.
+    fn recompute(rules: &Rules, pos: &Position, levels: &Levels<Forced>) -> Bounds {
+        match rules.successors(pos) {
+            Successors::Terminal(v) => Bounds::terminal(pos.stones(), v),
+            Successors::Moves(moves) => moves
+                .iter()
+                .map(|m| Bounds::after_move(m, levels.entry(&m.child)))
+                .reduce(|a, b| Bounds {
+                    mover: a.mover.max(b.mover),
+                    opponent: a.opponent.min(b.opponent),
+                })
+                .expect("a non-terminal position has a move"),
+        }
+    }
+}
+
+/// Verifies levels `from..=max` of the tables of kind `K` of `rules` under
+/// `root` (up to the last level present if `max` is `None`), calling
+/// `report` after each one. The levels below `from` are loaded (their
+/// checksums are checked) but not recomputed: this resumes a long
+/// verification. Stops at the first file that is missing, fails its
+/// checksums or does not decode.
+pub fn verify<K: Recompute>(
+    root: &Path,
+    rules: &Rules,
+    from: u32,
+    max: Option<u32>,
+    mut report: impl FnMut(&LevelCheck<K>),
+) -> Result<Vec<LevelCheck<K>>, FormatError> {
+    let dir = tables_dir(root, rules, K::CYCLES);
+    let last =
+        max.unwrap_or_else(|| levels_present(&dir, mancala_core::MAX_LEVEL).saturating_sub(1));
+    let scratch = Scratch::create(dir.join(VERIFY_SCRATCH_DIR), MAPPED_MIN_POSITIONS)?;
+    let mut levels = Levels::<K>::new();
+    let mut checks = Vec::new();
+    for n in 0..=last {
+        let expected = TableId {
+            rules: *rules,
+            level: n,
+        };
+        let table = Table::<K>::open(&level_path(&dir, n), Some(expected))?;
+        table.check_file_checksum()?;
+        scratch.hold_table(&mut levels, &table)?;
+        if n < from {
+            continue;
+        }
+        let histogram_ok = histogram(levels.symbols(n)) == table.header().histogram;
+        let mut check = check_level(rules, n, &levels, histogram_ok);
+        check.exact = table.header().exact_positions();
+        report(&check);
+        checks.push(check);
+    }
+    Ok(checks)
+}
+
+/// Recomputes every entry of level `n` (already in `levels`).
+pub fn check_level<K: Recompute>(
+    rules: &Rules,
+    n: u32,
+    levels: &Levels<K>,
+    histogram_ok: bool,
+) -> LevelCheck<K> {
+    let index = LevelIndex::new(rules.pits(), n);
+    let (mismatches, first_mismatch) = mismatches(&index, |pos| {
+        (levels.entry(pos), K::recompute(rules, pos, levels))
+    });
+    LevelCheck {
+        level: n,
+        positions: index.count(),
+        mismatches,
+        first_mismatch,
+        histogram_ok,
+        exact: None,
+    }
+}
+
+/// Compares `(stored, recomputed) = pair(position)` over every position of
+/// a level, in parallel: the number that differ and the first one found.
+fn mismatches<T: PartialEq + Send>(
+    index: &LevelIndex,
+    pair: impl Fn(&Position) -> (T, T) + Sync,
+) -> (u64, Option<(Position, T, T)>) {
+    const CHUNK: u64 = 1 << 14;
+    let chunks = index.count().div_ceil(CHUNK);
+    (0..chunks)
+        .into_par_iter()
+        .map(|chunk| {
+            let first = chunk * CHUNK;
+            let mut bad = (0u64, None);
+            let count = CHUNK.min(index.count() - first) as usize;
+            for pos in index.positions_from(first).take(count) {
+                let (stored, expected) = pair(&pos);
+                if stored != expected {
+                    bad.0 += 1;
+                    bad.1.get_or_insert((pos, stored, expected));
+                }
+            }
+            bad
+        })
+        .reduce(|| (0, None), |a, b| (a.0 + b.0, a.1.or(b.1)))
+}

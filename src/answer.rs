@@ -1,0 +1,341 @@
+//! The answer path of `query` and `serve`: text → position → probe →
+//! answer, one path for both, in three printed forms (board picture, one
+//! line, JSON: [`crate::json`]).
+
+use std::fmt::Write as _;
+
+use mancala_core::{push_decimal, Bounds, MoveBounds, MoveValue, Position, Rules};
+use mancala_probe::{Even, Forced, TableKind, Tablebase};
+use rayon::prelude::*;
+
+use crate::hint;
+
+/// What the tables say about a position.
+pub enum Answer {
+    /// Even tables: the value and the value of each move (none: terminal).
+    Value { value: i32, moves: Vec<MoveValue> },
+    /// Forced tables: the bounds of the position and of each move, and the
+    /// stones already captured for the verdicts.
+    Forced {
+        bounds: Bounds,
+        moves: Vec<MoveBounds>,
+        captured: (u32, u32),
+    },
+}
+
+/// One answered position.
+pub struct Analysed {
+    pub rules: Rules,
+    pub position: Position,
+    pub answer: Answer,
+}
+
+/// A position that got no answer: what kind of failure (the names the
+/// server's error objects carry) and its one-line message.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    pub kind: &'static str,
+    pub message: String,
+}
+
+impl Failure {
+    /// A position the rules reject: bad notation, a rule set that does not
+    /// exist, an illegal move.
+    pub fn of_rules(e: &mancala_core::Error) -> Failure {
+        let kind = match e {
+            mancala_core::Error::Rules(_) => "invalid_rules",
+            mancala_core::Error::Notation(_) | mancala_core::Error::Game(_) => "notation",
+        };
+        Failure {
+            kind,
+            message: e.to_string(),
+        }
+    }
+
+    /// A position the tables cannot answer.
+    pub fn of_probe(e: &mancala_probe::Error) -> Failure {
+        use mancala_format::FormatError;
+        let kind = match e {
+            mancala_probe::Error::Notation(_) => "notation",
+            mancala_probe::Error::OutOfRange { .. } => "out_of_range",
+            mancala_probe::Error::Table { source, .. } => match source {
+                FormatError::Missing { .. } => "missing",
+                FormatError::Io { .. } => "io",
+                _ => "corrupted",
+            },
+        };
+        Failure {
+            kind,
+            message: hint::probe_message(e),
+        }
+    }
+}
+
+/// A kind of table as the answer path reads it.
+pub trait Answering: TableKind {
+    /// The answers for covered positions, in order.
+    fn answers(
+        tb: &Tablebase<Self>,
+        positions: &[Position],
+        captured: (u32, u32),
+    ) -> mancala_probe::Result<Vec<Answer>>;
+
+    /// The answer for one covered position, through the block cache.
+    fn answer(
+        tb: &Tablebase<Self>,
+        position: &Position,
+        captured: (u32, u32),
+    ) -> mancala_probe::Result<Answer>;
+}
+
+impl Answering for Even {
+    fn answers(
+        tb: &Tablebase<Even>,
+        positions: &[Position],
+        _: (u32, u32),
+    ) -> mancala_probe::Result<Vec<Answer>> {
+        Ok(tb
+            .values_and_moves(positions)?
+            .into_iter()
+            .map(|(value, moves)| Answer::Value { value, moves })
+            .collect())
+    }
+
+    fn answer(
+        tb: &Tablebase<Even>,
+        position: &Position,
+        _: (u32, u32),
+    ) -> mancala_probe::Result<Answer> {
+        Ok(Answer::Value {
+            value: tb.value(position)?,
+            moves: tb.move_values(position)?,
+        })
+    }
+}
+
+impl Answering for Forced {
+    fn answers(
+        tb: &Tablebase<Forced>,
+        positions: &[Position],
+        captured: (u32, u32),
+    ) -> mancala_probe::Result<Vec<Answer>> {
+        Ok(tb
+            .bounds_and_moves(positions)?
+            .into_iter()
+            .map(|(bounds, moves)| Answer::Forced {
+                bounds,
+                moves,
+                captured,
+            })
+            .collect())
+    }
+
+    fn answer(
+        tb: &Tablebase<Forced>,
+        position: &Position,
+        captured: (u32, u32),
+    ) -> mancala_probe::Result<Answer> {
+        let mut answers = Forced::answers(tb, std::slice::from_ref(position), captured)?;
+        Ok(answers.pop().expect("one answer per position"))
+    }
+}
+
+/// The position `text` notes, if the tables cover it.
+fn covered<K: TableKind>(tb: &Tablebase<K>, text: &str) -> Result<Position, Failure> {
+    let pos = Position::parse(tb.rules().pits(), text).map_err(|e| Failure::of_rules(&e))?;
+    tb.check(&pos).map_err(|e| Failure::of_probe(&e))?;
+    Ok(pos)
+}
+
+/// Answers one position through the block cache (the server's single
+/// lookups).
+pub fn answer_one<K: Answering>(
+    tb: &Tablebase<K>,
+    captured: (u32, u32),
+    text: &str,
+) -> Result<Analysed, Failure> {
+    let position = covered(tb, text)?;
+    let answer = K::answer(tb, &position, captured).map_err(|e| Failure::of_probe(&e))?;
+    Ok(Analysed {
+        rules: *tb.rules(),
+        position,
+        answer,
+    })
+}
+
+/// Answers many positions with batched probes (each table block is read
+/// once per batch, however many positions and children fall in it): a
+/// failure in place of each position that has no answer.
+pub fn answer_many<K: Answering>(
+    tb: &Tablebase<K>,
+    captured: (u32, u32),
+    texts: &[&str],
+) -> Vec<Result<Analysed, Failure>> {
+    let checked: Vec<Result<Position, Failure>> =
+        texts.par_iter().map(|text| covered(tb, text)).collect();
+    let positions: Vec<Position> = checked
+        .iter()
+        .filter_map(|p| p.as_ref().ok().copied())
+        .collect();
+    // Every position is covered now; what can still fail is a damaged table,
+    // and then every answer reports it.
+    let answers = match K::answers(tb, &positions, captured) {
+        Ok(answers) => answers,
+        Err(e) => {
+            let failure = Failure::of_probe(&e);
+            return texts.iter().map(|_| Err(failure.clone())).collect();
+        }
+    };
+    let mut answers = answers.into_iter();
+    checked
+        .into_iter()
+        .map(|position| {
+            Ok(Analysed {
+                rules: *tb.rules(),
+                position: position?,
+                answer: answers.next().expect("one answer per position"),
+            })
+        })
+        .collect()
+}
+
+impl Analysed {
+    /// A position with no legal move is terminal.
+    pub fn terminal(&self) -> bool {
+        match &self.answer {
+            Answer::Value { moves, .. } => moves.is_empty(),
+            Answer::Forced { moves, .. } => moves.is_empty(),
+        }
+    }
+
+    /// The best moves' letters (even tables; none for forced ones).
+    pub fn best(&self) -> impl Iterator<Item = char> + '_ {
+        let (value, moves): (i32, &[MoveValue]) = match &self.answer {
+            Answer::Value { value, moves } => (*value, moves),
+            Answer::Forced { .. } => (0, &[]),
+        };
+        moves
+            .iter()
+            .filter(move |m| m.value == value)
+            .map(|m| m.letter())
+    }
+
+    /// Appends the line for batches: position, value, then each move as
+    /// `letter:value` with `*` on the best ones (`-` when the game is over);
+    /// for forced tables `mover/opponent verdict`, each move as
+    /// `letter:mover/opponent:verdict`.
+    pub fn write_line(&self, out: &mut String) {
+        self.position.write_notation(out);
+        out.push(' ');
+        match &self.answer {
+            // By hand: `write!` would be a third of a batch's time.
+            Answer::Value { value, moves } => {
+                push_signed(out, *value);
+                for m in moves {
+                    out.push(' ');
+                    out.push(m.letter());
+                    out.push(':');
+                    push_signed(out, m.value);
+                    out.push_str(best_mark(m.value == *value));
+                }
+            }
+            Answer::Forced {
+                bounds,
+                moves,
+                captured,
+            } => {
+                // Writing into a `String` cannot fail.
+                let n = self.position.stones();
+                let verdict = |b: &Bounds| b.verdict(n, *captured).name();
+                let _ = write!(out, "{bounds} {}", verdict(bounds));
+                for m in moves {
+                    let b = &m.bounds;
+                    let _ = write!(out, " {}:{b}:{}", m.letter(), verdict(b));
+                }
+            }
+        }
+        if self.terminal() {
+            out.push_str(" -");
+        }
+    }
+
+    /// The board picture, the value and every move, for a person.
+    pub fn to_text(&self) -> String {
+        let n = self.position.stones();
+        let mut text = format!(
+            "{}  ({}, {n} stones)\n{}\n",
+            self.position,
+            self.rules,
+            self.position.picture()
+        );
+        let moves: Vec<String> = match &self.answer {
+            Answer::Value { value, moves } => {
+                text += &match value {
+                    0 => "value: 0 (an even split of the remaining stones)\n".to_string(),
+                    v => format!(
+                        "value: {v:+} (the mover {} by {} of the remaining stones)\n",
+                        if *v > 0 { "wins" } else { "loses" },
+                        v.abs()
+                    ),
+                };
+                moves
+                    .iter()
+                    .map(|m| {
+                        format!(
+                            "{} {:+}{}",
+                            m.letter(),
+                            m.value,
+                            best_mark(m.value == *value)
+                        )
+                    })
+                    .collect()
+            }
+            Answer::Forced {
+                bounds,
+                moves,
+                captured,
+            } => {
+                text += &format!(
+                    "forced: the mover can be sure of {} and the opponent of {} of the {n} remaining stones\n\
+                     verdict with {},{} captured: {}\n",
+                    bounds.mover,
+                    bounds.opponent,
+                    captured.0,
+                    captured.1,
+                    bounds.verdict(n, *captured).name()
+                );
+                moves
+                    .iter()
+                    .map(|m| {
+                        let b = m.bounds;
+                        let verdict = b.verdict(n, *captured).name();
+                        format!("{} {b} {verdict}", m.letter())
+                    })
+                    .collect()
+            }
+        };
+        if self.terminal() {
+            text += "game over: no legal move";
+        } else if matches!(self.answer, Answer::Value { .. }) {
+            text += &format!("moves: {}   (* = best)", moves.join("  "));
+        } else {
+            text += &format!("moves (mover/opponent): {}", moves.join("  "));
+        }
+        text
+    }
+}
+
+/// Appends a value with its sign, as `{:+}` does (`+0` for zero).
+fn push_signed(out: &mut String, value: i32) {
+    out.push(if value < 0 { '-' } else { '+' });
+    push_decimal(out, value.unsigned_abs());
+}
+
+/// The best-move mark.
+fn best_mark(is_best: bool) -> &'static str {
+    if is_best {
+        "*"
+    } else {
+        ""
+    }
+}

@@ -1,0 +1,143 @@
+//! `mancala-tb info`: every table file under a directory, with its sizes,
+//! checksum status and values.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use mancala_format::{dir_name, TableFile};
+use serde_json::{json, Value as Json};
+
+#[derive(Args)]
+pub struct InfoArgs {
+    /// Table directory.
+    #[arg(long, default_value = "tables")]
+    dir: PathBuf,
+    /// One JSON object per table file.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Every table file under `root`, grouped by rule-set directory.
+fn table_files(root: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let entries = std::fs::read_dir(root)
+        .with_context(|| format!("{}: cannot read the table directory", root.display()))?;
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let mut level_files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .with_context(|| format!("{}: cannot read", dir.display()))?
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "mtb"))
+            .collect();
+        level_files.sort();
+        files.extend(level_files);
+    }
+    Ok(files)
+}
+
+pub fn run(args: InfoArgs) -> Result<bool> {
+    let files = table_files(&args.dir)?;
+    if files.is_empty() && !args.json {
+        out!("no tables in {}", args.dir.display());
+    }
+    let mut all_ok = true;
+    // Per rule set: levels, positions, bytes.
+    let mut totals: BTreeMap<String, (u32, u64, u64)> = BTreeMap::new();
+    if !args.json {
+        out!(
+            "{:<18} {:>5} {:>14} {:>13} {:>9}  {:<8}  values (value:count)",
+            "rules",
+            "level",
+            "positions",
+            "bytes",
+            "bits/pos",
+            "checksum"
+        );
+    }
+    for path in files {
+        let table = match TableFile::open(&path) {
+            Ok(t) => t,
+            Err(e) => {
+                all_ok = false;
+                if args.json {
+                    out!(
+                        "{}",
+                        json!({"file": path.display().to_string(), "error": e.to_string()})
+                    );
+                } else {
+                    out!("{e}");
+                }
+                continue;
+            }
+        };
+        let checksum = match table.check_file_checksum() {
+            Ok(()) => "ok".to_string(),
+            Err(e) => {
+                all_ok = false;
+                e.to_string()
+            }
+        };
+        let h = table.header();
+        let bits = 8.0 * table.bytes() as f64 / h.positions as f64;
+        let exact = h.exact_positions();
+        let exact_share = exact.map(|e| e as f64 / h.positions as f64);
+        if args.json {
+            let histogram: serde_json::Map<String, Json> = h
+                .histogram
+                .iter()
+                .map(|(v, c)| (v.to_string(), json!(c)))
+                .collect();
+            out!(
+                "{}",
+                json!({
+                    "file": path.display().to_string(),
+                    "rules": h.rules.variant().name(), "pits": h.rules.pits(),
+                    "empty_capture": h.rules.empty_capture(), "cycles": h.cycles.name(),
+                    "level": h.level, "positions": h.positions, "bytes": table.bytes(),
+                    "bits_per_position": bits, "block_size": h.block_size,
+                    "value_encoding": h.encoding_name(), "checksum": checksum,
+                    "histogram": histogram, "exact": exact, "exact_share": exact_share,
+                })
+            );
+        } else {
+            let id = dir_name(&h.rules, h.cycles);
+            let values = match (exact, exact_share) {
+                (Some(exact), Some(share)) => format!(
+                    "forced bounds meet on {exact} of {} positions ({:.2}%)",
+                    h.positions,
+                    100.0 * share
+                ),
+                _ => h
+                    .histogram
+                    .iter()
+                    .map(|(v, c)| format!("{v}:{c}"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            };
+            let checksum = if checksum == "ok" { "ok" } else { "FAILED" };
+            let total = totals.entry(id.clone()).or_default();
+            *total = (total.0 + 1, total.1 + h.positions, total.2 + table.bytes());
+            out!(
+                "{id:<18} {:>5} {:>14} {:>13} {bits:>9.3}  {checksum:<8}  {values}",
+                h.level,
+                h.positions,
+                table.bytes(),
+            );
+        }
+    }
+    for (id, (levels, positions, bytes)) in totals {
+        out!(
+            "{id:<18} total: {levels} levels, {positions} positions, {bytes} bytes, {:.3} bits/position",
+            8.0 * bytes as f64 / positions as f64
+        );
+    }
+    Ok(all_ok)
+}

@@ -1,0 +1,31 @@
+//! `mancala-tb serve`: the tables over HTTP/JSON, and the web board.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Address to listen on (port 0 picks a free port; the address is
+    /// printed).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    addr: std::net::SocketAddr,
+    /// Table directory (every rule set under it is served).
+    #[arg(long, default_value = "tables")]
+    dir: PathBuf,
+}
+
+/// Binds, prints `listening on http://ADDR` (the real port when given port
+/// 0, so scripts and tests can find the server) and serves until killed.
+pub fn run(args: ServeArgs) -> Result<bool> {
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(args.addr)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.addr))?;
+        out!("listening on http://{}", listener.local_addr()?);
+        crate::server::serve(listener, args.dir).await?;
+        Ok(true)
+    })
+}

@@ -1,0 +1,940 @@
+//! The `mancala-tb` command line, driven as a user would: build, query
+//! (text, JSON, stdin), info, verify, and error reporting; plus the
+//! published Awari value of a 16-stone position.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Output, Stdio};
+
+use mancala_core::{Cycles, LevelIndex, Position, Rules, Variant};
+use mancala_format::level_file_name;
+use mancala_probe::{Forced, Tablebase};
+use serde_json::Value as Json;
+use tempfile::TempDir;
+
+use crate::{binary, mancala_tb};
+
+/// The directory of `rules`' even tables under `root`.
+fn tables_dir(root: &Path, rules: &Rules) -> std::path::PathBuf {
+    mancala_format::tables_dir(root, rules, Cycles::Even)
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).expect("UTF-8 stdout")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).expect("UTF-8 stderr")
+}
+
+/// Runs the command and insists that it succeeds; returns its stdout.
+fn ok(args: &[&str]) -> String {
+    let out = mancala_tb(args);
+    assert!(
+        out.status.success(),
+        "mancala-tb {args:?} failed ({}):\n{}\n{}",
+        out.status,
+        stdout(&out),
+        stderr(&out)
+    );
+    stdout(&out)
+}
+
+/// Runs the command and insists that it fails with one `mancala-tb:` line on
+/// stderr; returns that line.
+fn fails(args: &[&str]) -> String {
+    let out = mancala_tb(args);
+    let err = stderr(&out);
+    assert!(
+        !out.status.success(),
+        "mancala-tb {args:?} succeeded:\n{}",
+        stdout(&out)
+    );
+    assert_eq!(err.lines().count(), 1, "one line on stderr: {err:?}");
+    assert!(err.starts_with("mancala-tb:"), "{err:?}");
+    err
+}
+
+/// Runs the binary with `input` on its stdin.
+fn with_stdin(args: &[&str], input: &str) -> Output {
+    with_stdin_bytes(args, input.as_bytes().to_vec())
+}
+
+/// Runs the binary with `input` on its stdin, written from another thread
+/// so that a large input and a large output cannot block each other.
+fn with_stdin_bytes(args: &[&str], input: Vec<u8>) -> Output {
+    let mut child = binary()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().unwrap();
+    // A command that fails early may close its stdin before reading it all.
+    if let Err(e) = writer.join().unwrap() {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+    }
+    out
+}
+
+/// Builds oware-6 levels 0..=`stones` into a fresh directory with the CLI.
+fn built(stones: u32) -> (TempDir, String) {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().to_str().unwrap().to_string();
+    ok(&[
+        "build",
+        "--rules",
+        "oware",
+        "--stones",
+        &stones.to_string(),
+        "--dir",
+        &path,
+    ]);
+    (dir, path)
+}
+
+fn oware() -> Rules {
+    Rules::new(Variant::Oware, 6).unwrap()
+}
+
+fn json_lines(text: &str) -> Vec<Json> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}")))
+        .collect()
+}
+
+/// Checks one `query --json` answer against the library.
+fn assert_answer_matches(answer: &Json, tb: &Tablebase, text: &str) {
+    let pos = Position::parse(tb.rules().pits(), text).unwrap();
+    assert_eq!(answer["position"], pos.to_string(), "{answer}");
+    assert_eq!(answer["value"], tb.value(&pos).unwrap(), "{answer}");
+    let expected: Vec<Json> = tb
+        .move_values(&pos)
+        .unwrap()
+        .iter()
+        .map(|m| serde_json::json!({"move": m.letter().to_string(), "value": m.value}))
+        .collect();
+    assert_eq!(answer["moves"], Json::Array(expected), "{answer}");
+}
+
+#[test]
+fn build_prints_a_summary() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().to_str().unwrap();
+    let out = ok(&["build", "--rules", "oware", "--stones", "10", "--dir", path]);
+    for n in 0..=10u32 {
+        let positions = LevelIndex::new(6, n).count().to_string();
+        let row = out.lines().find(|l| {
+            let mut fields = l.split_whitespace();
+            fields.next() == Some(&n.to_string()) && fields.next() == Some(&positions)
+        });
+        assert!(row.is_some(), "no summary row for level {n}:\n{out}");
+        assert!(tables_dir(dir.path(), &oware())
+            .join(level_file_name(n))
+            .is_file());
+    }
+    assert!(out.contains("total 646646 positions"), "{out}");
+    // A second run reuses every level.
+    let again = ok(&["build", "--rules", "oware", "--stones", "10", "--dir", path]);
+    assert_eq!(again.matches("reused").count(), 11, "{again}");
+}
+
+#[test]
+fn query_shows_the_board_value_and_moves() {
+    let (dir, path) = built(10);
+    let text = "4,4,2,0,0,0/0,0,0,0,0,0";
+    let out = ok(&["query", "--dir", &path, text]);
+    let tb: Tablebase = Tablebase::open(dir.path(), oware()).unwrap();
+    let pos = Position::parse(6, text).unwrap();
+    let value = tb.value(&pos).unwrap();
+    assert!(out.contains(text), "{out}");
+    let rows: Vec<Vec<u32>> = out
+        .lines()
+        .map(|l| {
+            l.split(|c: char| !c.is_ascii_digit())
+                .filter(|s| !s.is_empty())
+                .map(|s| s.parse().unwrap())
+                .collect()
+        })
+        .collect();
+    let top = rows.iter().position(|r| r == &[0, 0, 0, 0, 0, 0]);
+    let bottom = rows.iter().position(|r| r == &[4, 4, 2, 0, 0, 0]);
+    assert!(
+        matches!((top, bottom), (Some(t), Some(b)) if t < b),
+        "board picture:\n{out}"
+    );
+    assert!(out.contains(&value_line(value)), "{out}");
+    // No move of a, b, c reaches the empty opponent row: the game is over
+    // and the mover keeps his 10 stones.
+    assert_eq!(value, 10);
+    assert!(tb.move_values(&pos).unwrap().is_empty());
+    assert!(out.contains("game over"), "{out}");
+    assert!(!out.contains("moves:"), "{out}");
+
+    let text = "1,0,3,0,2,0/0,2,0,1,0,1";
+    let out = ok(&["query", "--dir", &path, text]);
+    let pos = Position::parse(6, text).unwrap();
+    let value = tb.value(&pos).unwrap();
+    assert!(out.contains(&value_line(value)), "{out}");
+    let moves = out
+        .lines()
+        .find(|l| l.starts_with("moves:"))
+        .unwrap_or_else(|| panic!("no moves line:\n{out}"));
+    let listed: Vec<&str> = moves
+        .trim_start_matches("moves:")
+        .split("  ")
+        .map(str::trim)
+        .filter(|m| !m.is_empty() && !m.starts_with('('))
+        .collect();
+    let expected: Vec<String> = tb
+        .move_values(&pos)
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let best = if m.value == value { "*" } else { "" };
+            format!("{} {:+}{best}", m.letter(), m.value)
+        })
+        .collect();
+    assert_eq!(listed, expected, "{moves:?}");
+}
+
+#[test]
+fn query_json_matches_the_library() {
+    let (dir, path) = built(10);
+    let tb: Tablebase = Tablebase::open(dir.path(), oware()).unwrap();
+    let texts = [
+        "4,4,2,0,0,0/0,0,0,0,0,0",
+        "0,0,0,0,0,3/1,1,2,0,0,0",
+        "1,0,3,0,2,0/0,2,0,1,0,1",
+        "0,0,0,0,0,0/1,2,3,0,0,0",
+        "5,0,0,0,0,0/0,0,0,0,0,0",
+    ];
+    let mut args = vec!["query", "--json", "--dir", &path];
+    args.extend(texts);
+    let answers = json_lines(&ok(&args));
+    assert_eq!(answers.len(), texts.len(), "one object per position");
+    for (answer, text) in answers.iter().zip(texts) {
+        assert_answer_matches(answer, &tb, text);
+    }
+    // The terminal position has no moves; the moves are in pit order.
+    assert_eq!(answers[3]["moves"], Json::Array(vec![]));
+    let letters: Vec<&str> = answers[2]["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["move"].as_str().unwrap())
+        .collect();
+    assert_eq!(letters, ["a", "c", "e"]);
+}
+
+#[test]
+fn query_reads_positions_from_stdin_in_order() {
+    let (dir, path) = built(8);
+    let tb: Tablebase = Tablebase::open(dir.path(), oware()).unwrap();
+    let texts = [
+        "1,0,0,0,0,0/0,0,0,0,0,1",
+        "2,2,2,0,0,0/0,0,0,0,0,2",
+        "0,0,0,0,0,3/1,1,2,0,0,0",
+    ];
+    let input = format!(" {}\n\n{}\n{}\n", texts[0], texts[1], texts[2]);
+    let out = with_stdin(&["query", "--json", "--dir", &path, "-"], &input);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let answers = json_lines(&stdout(&out));
+    assert_eq!(answers.len(), 3, "{}", stdout(&out));
+    for (answer, text) in answers.iter().zip(texts) {
+        assert_answer_matches(answer, &tb, text);
+    }
+}
+
+/// Without `--json`, stdin gets one line per position: notation, value,
+/// then `letter:value` per move with `*` on the best; a bad line gets an
+/// error line in its place and the exit status says so.
+#[test]
+fn query_stdin_text_answers_one_line_each() {
+    let (dir, path) = built(8);
+    let tb: Tablebase = Tablebase::open(dir.path(), oware()).unwrap();
+    let input = "1,0,3,0,2,0/0,2,0,0,0,0\nnot a board\n4,2,2,0,0,0/0,0,0,0,0,0\n";
+    let out = with_stdin(&["query", "--dir", &path, "-"], input);
+    assert!(!out.status.success());
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    let pos = Position::parse(6, "1,0,3,0,2,0/0,2,0,0,0,0").unwrap();
+    let value = tb.value(&pos).unwrap();
+    let moves: Vec<String> = tb
+        .move_values(&pos)
+        .unwrap()
+        .iter()
+        .map(|m| {
+            format!(
+                "{}:{:+}{}",
+                m.letter(),
+                m.value,
+                if m.value == value { "*" } else { "" }
+            )
+        })
+        .collect();
+    assert_eq!(
+        lines[0],
+        format!("1,0,3,0,2,0/0,2,0,0,0,0 {value:+} {}", moves.join(" "))
+    );
+    assert!(
+        lines[1].starts_with("not a board error: bad position"),
+        "{}",
+        lines[1]
+    );
+    // No legal move: the game is over, shown as `-`.
+    assert_eq!(lines[2], "4,2,2,0,0,0/0,0,0,0,0,0 +8 -");
+}
+
+/// Stdin is read in large pieces: every line of a long input is answered
+/// in order, whether a read cuts it, it ends in CR LF or it is the last
+/// one without a line end; input that is not text is a one-line error.
+#[test]
+fn query_stdin_answers_long_input_in_order() {
+    let (dir, path) = built(6);
+    let tb: Tablebase = Tablebase::open(dir.path(), oware()).unwrap();
+    let positions: Vec<Position> = (0..=6)
+        .rev()
+        .flat_map(|n| {
+            let index = LevelIndex::new(6, n);
+            (0..index.count()).map(move |i| index.unrank(i))
+        })
+        .collect();
+    let mut input = String::new();
+    for (i, pos) in positions.iter().enumerate() {
+        input += &pos.to_string();
+        input += if i % 2 == 0 { "\r\n" } else { "\n" };
+    }
+    input.truncate(input.trim_end().len());
+    let out = with_stdin_bytes(&["query", "--dir", &path, "-"], input.into_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), positions.len());
+    let values = tb.values(&positions).unwrap();
+    for ((line, pos), value) in lines.iter().zip(&positions).zip(values) {
+        assert!(
+            line.starts_with(&format!("{pos} {value:+} ")),
+            "{line} for {pos}"
+        );
+    }
+    let bad = with_stdin_bytes(
+        &["query", "--dir", &path, "-"],
+        b"1,0,0,0,0,0/0,0,0,0,0,1\n\xff\xfe\n".to_vec(),
+    );
+    assert!(!bad.status.success());
+    let err = stderr(&bad);
+    assert!(err.contains("not UTF-8"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+/// A program that writes one position and waits gets its answer before it
+/// writes the next: `query -` can be driven line by line.
+#[test]
+fn query_stdin_answers_each_line_as_it_comes() {
+    use std::io::{BufRead, BufReader};
+    let (_dir, path) = built(4);
+    let mut child = binary()
+        .args(["query", "--dir", &path, "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (answers, received) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            answers.send(line.unwrap()).unwrap();
+        }
+    });
+    let wait = std::time::Duration::from_secs(20);
+    for text in ["1,0,0,0,0,0/0,0,0,0,0,1", "2,0,0,0,0,0/0,1,0,0,0,1"] {
+        writeln!(stdin, "{text}").unwrap();
+        stdin.flush().unwrap();
+        let answer = received
+            .recv_timeout(wait)
+            .expect("an answer while stdin is open");
+        assert!(answer.starts_with(text), "{answer}");
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn query_errors_are_one_line_on_stderr() {
+    let (_dir, path) = built(6);
+    for bad in [
+        "4,4,2,0,0/0,0,0,0,0,0",
+        "4,4,2,0,0,0",
+        "4,4,x,0,0,0/0,0,0,0,0,0",
+        "4,4,-2,0,0,0/0,0,0,0,0,0",
+    ] {
+        let err = fails(&["query", "--dir", &path, bad]);
+        assert!(err.contains("bad position"), "{bad}: {err}");
+    }
+    // Too many stones: the message says how to build the missing levels.
+    let err = fails(&["query", "--dir", &path, "4,4,2,0,0,0/0,0,0,0,0,0"]);
+    assert!(err.contains("mancala-tb build"), "{err}");
+    assert!(err.contains("--stones 10"), "{err}");
+    // A four-pit board asked of six-pit tables.
+    fails(&[
+        "query",
+        "--dir",
+        &path,
+        "--pits",
+        "4",
+        "4,4,2,0,0,0/0,0,0,0,0,0",
+    ]);
+    // In JSON mode the error is an object on stdout and the exit fails.
+    let out = mancala_tb(&[
+        "query",
+        "--json",
+        "--dir",
+        &path,
+        "1,0,0,0,0,0/0,0,0,0,0,1",
+        "9,9,9,0,0,0/0,0,0,0,0,0",
+    ]);
+    assert!(!out.status.success());
+    let answers = json_lines(&stdout(&out));
+    assert_eq!(answers.len(), 2);
+    assert_eq!(answers[0]["value"], 2);
+    assert!(answers[1]["error"]
+        .as_str()
+        .is_some_and(|e| e.contains("mancala-tb build")));
+}
+
+#[test]
+fn info_json_lists_every_level_file() {
+    let (dir, path) = built(7);
+    // A stale temporary file is not a table.
+    let tables = tables_dir(dir.path(), &oware());
+    fs::write(tables.join("level-008.mtb.tmp"), b"MANCALTB partial").unwrap();
+    let infos = json_lines(&ok(&["info", "--json", "--dir", &path]));
+    assert_eq!(infos.len(), 8, "one object per level file");
+    for (n, info) in infos.iter().enumerate() {
+        assert_eq!(info["rules"], "oware", "{info}");
+        assert_eq!(info["pits"], 6, "{info}");
+        assert_eq!(info["level"], n, "{info}");
+        let positions = LevelIndex::new(6, n as u32).count();
+        assert_eq!(info["positions"], positions, "{info}");
+        let bytes = fs::metadata(tables.join(level_file_name(n as u32)))
+            .unwrap()
+            .len();
+        assert_eq!(info["bytes"], bytes, "{info}");
+        let histogram = info["histogram"].as_object().expect("histogram object");
+        let mut sum = 0;
+        for (value, count) in histogram {
+            let v: i64 = value.parse().expect("values are numbers");
+            assert!(v.unsigned_abs() <= n as u64, "value {v} at level {n}");
+            sum += count.as_u64().unwrap();
+        }
+        assert_eq!(sum, positions, "histogram of level {n}");
+    }
+}
+
+/// Flips one bit in the middle of the data of `file` (a table with one or
+/// more blocks: the middle byte of the file lies in the data).
+fn flip_middle_bit(file: &Path) {
+    let mut bytes = fs::read(file).unwrap();
+    let mid = bytes.len() / 2 + bytes.len() / 4;
+    bytes[mid] ^= 0x10;
+    fs::write(file, bytes).unwrap();
+}
+
+#[test]
+fn verify_fails_after_a_file_is_damaged() {
+    let (dir, path) = built(8);
+    let out = ok(&["verify", "--dir", &path]);
+    assert!(out.contains("all tables ok"), "{out}");
+    assert_eq!(out.matches(" ok").count(), 9 + 1, "{out}");
+    let file = tables_dir(dir.path(), &oware()).join(level_file_name(7));
+    let good = fs::read(&file).unwrap();
+    flip_middle_bit(&file);
+    let out = mancala_tb(&["verify", "--dir", &path]);
+    assert!(!out.status.success(), "damaged data:\n{}", stdout(&out));
+    assert!(stdout(&out).contains("FAILED"), "{}", stdout(&out));
+    // Truncated instead.
+    fs::write(&file, &good[..good.len() / 2]).unwrap();
+    let out = mancala_tb(&["verify", "--dir", &path]);
+    assert!(!out.status.success(), "truncated:\n{}", stdout(&out));
+    fs::write(&file, &good).unwrap();
+    ok(&["verify", "--dir", &path]);
+}
+
+/// The value Romein and Bal published for this position (and every move's)
+/// under the rules Awari was solved with: the mover draws, and only `f`
+/// keeps the draw.
+#[test]
+fn awari_matches_the_published_value() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().to_str().unwrap();
+    ok(&["build", "--rules", "awari", "--stones", "16", "--dir", path]);
+    let text = "1,1,1,1,1,2/4,2,3,0,0,0";
+    let rules = Rules::new(Variant::Awari, 6).unwrap();
+    let tb: Tablebase = Tablebase::open(dir.path(), rules).unwrap();
+    let pos = Position::parse(6, text).unwrap();
+    assert_eq!(pos.stones(), 16);
+    assert_eq!(tb.value(&pos).unwrap(), 0);
+    let moves: Vec<(char, i32)> = tb
+        .move_values(&pos)
+        .unwrap()
+        .iter()
+        .map(|m| (m.letter(), m.value))
+        .collect();
+    assert_eq!(
+        moves,
+        [
+            ('a', -1),
+            ('b', -1),
+            ('c', -2),
+            ('d', -2),
+            ('e', -2),
+            ('f', 0)
+        ]
+    );
+    let answers = json_lines(&ok(&[
+        "query", "--rules", "awari", "--json", "--dir", path, text,
+    ]));
+    assert_eq!(answers.len(), 1);
+    assert_eq!(answers[0]["value"], 0);
+    let values: Vec<i64> = answers[0]["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["value"].as_i64().unwrap())
+        .collect();
+    assert_eq!(values, [-1, -1, -2, -2, -2, 0]);
+    assert_answer_matches(&answers[0], &tb, text);
+}
+
+/// How the board view states a value: signed, except an even split.
+fn value_line(value: i32) -> String {
+    match value {
+        0 => "value: 0 (an even split".to_string(),
+        v => format!("value: {v:+} (the mover"),
+    }
+}
+
+/// A build killed with SIGKILL in the middle of a level leaves no file that
+/// looks complete, and the restarted build finishes with tables identical
+/// byte for byte (so with identical checksums) to an uninterrupted build.
+#[test]
+fn a_build_killed_mid_level_resumes_to_identical_tables() {
+    const TOP: u32 = 15;
+    let (reference, _) = built(TOP);
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().to_str().unwrap().to_string();
+    let tables = tables_dir(dir.path(), &oware());
+    let build_args = [
+        "build", "--rules", "oware", "--stones", "15", "--dir", &path,
+    ];
+    let mut child = binary()
+        .args(build_args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the build is inside the last level, then kill it.
+    let started = std::time::Instant::now();
+    while !tables.join(level_file_name(TOP - 1)).exists() {
+        assert!(
+            started.elapsed().as_secs() < 120,
+            "the build never reached level {}",
+            TOP - 1
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let still_running = child.try_wait().unwrap().is_none();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        still_running,
+        "the build finished before it could be killed"
+    );
+    assert!(
+        !tables.join(level_file_name(TOP)).exists(),
+        "a killed level must not leave a finished-looking file"
+    );
+    let tb: Tablebase = Tablebase::open(dir.path(), oware()).unwrap();
+    assert_eq!(tb.max_level(), Some(TOP - 1));
+
+    ok(&build_args);
+    let reference_tables = tables_dir(reference.path(), &oware());
+    for n in 0..=TOP {
+        let name = level_file_name(n);
+        assert_eq!(
+            fs::read(tables.join(&name)).unwrap(),
+            fs::read(reference_tables.join(&name)).unwrap(),
+            "{name} differs after the restart"
+        );
+    }
+    ok(&["verify", "--dir", &path]);
+}
+
+/// Builds oware-6 forced-bounds levels 0..=`stones` with the CLI.
+fn built_forced(stones: u32) -> (TempDir, String) {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().to_str().unwrap().to_string();
+    let summary = ok(&[
+        "build",
+        "--cycles",
+        "forced",
+        "--stones",
+        &stones.to_string(),
+        "--dir",
+        &path,
+    ]);
+    assert!(summary.contains("exact %"), "{summary}");
+    (dir, path)
+}
+
+#[test]
+fn forced_tables_build_query_verify_and_info() {
+    let (dir, path) = built_forced(6);
+    let forced_dir = dir.path().join("oware-6-forced");
+    assert!(forced_dir.join(level_file_name(6)).is_file());
+    assert!(
+        !tables_dir(dir.path(), &oware()).exists(),
+        "kinds never mix"
+    );
+
+    let verified = ok(&["verify", "--dir", &path]);
+    assert!(verified.contains("oware-6-forced level   6"), "{verified}");
+    assert!(verified.contains("bounds meet on"), "{verified}");
+    assert!(verified.ends_with("verify: all tables ok\n"), "{verified}");
+
+    let info = ok(&["info", "--dir", &path]);
+    assert!(info.contains("forced bounds meet on"), "{info}");
+    let info_json = json_lines(&ok(&["info", "--dir", &path, "--json"]));
+    assert_eq!(info_json.len(), 7);
+    for level in &info_json {
+        assert_eq!(level["cycles"], "forced");
+        let exact = level["exact"].as_u64().unwrap();
+        assert!(exact <= level["positions"].as_u64().unwrap());
+    }
+
+    // Two stones chasing each other: the even split says 0, and neither
+    // side can be sure of anything: the repetitions decide.
+    let text = ok(&[
+        "query",
+        "--dir",
+        &path,
+        "--cycles",
+        "forced",
+        "1,0,0,0,0,0/1,0,0,0,0,0",
+    ]);
+    assert!(text.contains("sure of 0 and the opponent of 0"), "{text}");
+    assert!(
+        text.contains("verdict with 0,0 captured: undecided"),
+        "{text}"
+    );
+
+    let tb = Tablebase::<Forced>::open_with_cache(&path, oware(), 1 << 20).unwrap();
+    let position = "0,0,0,0,1,1/1,0,0,0,1,0";
+    let pos = Position::parse(6, position).unwrap();
+    let answer = &json_lines(&ok(&[
+        "query",
+        "--dir",
+        &path,
+        "--cycles",
+        "forced",
+        "--json",
+        "--captured",
+        "20,20",
+        position,
+    ]))[0];
+    let bounds = tb.bounds(&pos).unwrap();
+    assert_eq!(answer["forced_mover"], bounds.mover);
+    assert_eq!(answer["forced_opponent"], bounds.opponent);
+    assert_eq!((bounds.mover, bounds.opponent), (2, 0));
+    // 44 stones in all: 20 + 2 is exactly half, so only a draw or better
+    // is certain; nothing is decided.
+    assert_eq!(answer["verdict"], "undecided");
+    let moves = answer["moves"].as_array().unwrap();
+    assert_eq!(moves.len(), 2);
+    assert_eq!(moves[0]["move"], "e");
+    assert_eq!(moves[0]["forced_opponent"], 4);
+    assert_eq!(moves[0]["verdict"], "loss");
+
+    let lines = stdout(&with_stdin(
+        &["query", "--dir", &path, "--cycles", "forced", "-"],
+        "1,0,0,0,0,0/1,0,0,0,0,0\n0,0,0,0,1,1/1,0,0,0,1,0\n",
+    ));
+    assert_eq!(
+        lines,
+        "1,0,0,0,0,0/1,0,0,0,0,0 0/0 undecided a:0/0:undecided\n\
+         0,0,0,0,1,1/1,0,0,0,1,0 2/0 undecided e:0/4:loss f:2/0:undecided\n"
+    );
+}
+
+#[test]
+fn the_wrong_kind_of_table_is_a_one_line_error() {
+    let (dir, path) = built_forced(3);
+    let (even_dir, even_path) = built(3);
+    let file = level_file_name(3);
+    // A forced table where an even one is expected, and the reverse.
+    fs::copy(
+        dir.path().join("oware-6-forced").join(&file),
+        tables_dir(even_dir.path(), &oware()).join(&file),
+    )
+    .unwrap();
+    let err = fails(&["query", "--dir", &even_path, "1,1,1,0,0,0/0,0,0,0,0,0"]);
+    assert!(err.contains("table holds forced bounds"), "{err}");
+    let file = level_file_name(2);
+    fs::copy(
+        even_dir.path().join("oware-6").join(&file),
+        dir.path().join("oware-6-forced").join(&file),
+    )
+    .unwrap();
+    let err = fails(&[
+        "query",
+        "--dir",
+        &path,
+        "--cycles",
+        "forced",
+        "1,1,0,0,0,0/0,0,0,0,0,0",
+    ]);
+    assert!(err.contains("expected forced bounds"), "{err}");
+    let verified = mancala_tb(&["verify", "--dir", &path]);
+    assert!(!verified.status.success());
+    // A bad option is refused by the argument parser, naming the problem.
+    let bad = mancala_tb(&["query", "--dir", &path, "--captured", "1", "1,0/0,0"]);
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad).contains("is not MOVER,OPPONENT"),
+        "{}",
+        stderr(&bad)
+    );
+}
+
+/// Builds `flags` levels 0..=`stones` into `dir` with the CLI.
+fn build_into(dir: &str, flags: &[&str], stones: u32) {
+    let stones = stones.to_string();
+    let mut args = vec!["build", "--stones", &stones, "--dir", dir];
+    args.extend_from_slice(flags);
+    ok(&args);
+}
+
+#[test]
+fn solve_reports_the_value_and_a_perfect_game() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().to_str().unwrap();
+    let kalah = ["--rules", "kalah", "--pits", "4"];
+    build_into(path, &kalah, 12);
+    let args = |seeds: &'static str, json: bool| {
+        let mut a = vec!["solve", "--seeds", seeds, "--dir", path];
+        a.extend_from_slice(&kalah);
+        if json {
+            a.push("--json");
+        }
+        a
+    };
+    let text = ok(&args("3", false));
+    assert!(
+        text.starts_with("Kalah(4,3): +8 (the first player wins by 8)"),
+        "{text}"
+    );
+    assert!(text.contains("best first move(s): b"), "{text}");
+    assert!(text.contains("perfect game ("), "{text}");
+
+    let json: Json = serde_json::from_str(&ok(&args("3", true))).unwrap();
+    assert_eq!(json["value"], 8);
+    assert_eq!(json["exact"], true);
+    assert_eq!(json["start"], "Kalah(4,3)");
+    // The perfect game replays to the predicted margin.
+    let rules = Rules::new(Variant::Kalah, 4).unwrap();
+    let mut state = mancala_core::GameState::start(&rules, 3).unwrap();
+    for letter in json["pv"].as_array().unwrap() {
+        let pit = mancala_core::parse_move(&rules, letter.as_str().unwrap()).unwrap();
+        state = state.play(&rules, pit).unwrap();
+    }
+    let end = state.end(&rules).expect("the perfect game ends");
+    assert_eq!(end.margin_for(mancala_core::Side::South), 8);
+
+    // Within table range it is a lookup.
+    let json: Json = serde_json::from_str(&ok(&args("1", true))).unwrap();
+    assert_eq!(
+        (json["value"].as_i64(), json["source"].as_str()),
+        (Some(2), Some("tables"))
+    );
+}
+
+#[test]
+fn play_runs_a_whole_game_from_stdin() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().to_str().unwrap();
+    build_into(path, &["--rules", "kalah", "--pits", "4"], 8);
+    // The human tries things, asks for a hint, takes a move back, and then
+    // cycles through the pit letters (illegal ones are refused) until the
+    // game is over.
+    let mut input = String::from("undo\nhint\nz\nfoo\na\nundo\n");
+    input += &"a\nb\nc\nd\n".repeat(40);
+    let out = with_stdin(
+        &[
+            "play", "--rules", "kalah", "--pits", "4", "--seeds", "1", "--dir", path,
+        ],
+        &input,
+    );
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    assert!(text.contains("nothing to undo"), "{text}");
+    assert!(
+        text.contains("moves (value of the remaining stones"),
+        "{text}"
+    );
+    assert!(text.contains("is not a move"), "{text}");
+    assert!(text.contains("engine plays "), "{text}");
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("game over"))
+        .expect(&text);
+    // South 8 seeds in all: the scores add up.
+    let scores: Vec<u32> = last
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|s| s.parse().ok())
+        .collect();
+    assert_eq!(scores.iter().sum::<u32>(), 8, "{last}");
+
+    // Oware from a typed endgame position, the engine moving first.
+    build_into(path, &["--rules", "oware"], 6);
+    let out = with_stdin(
+        &[
+            "play",
+            "--rules",
+            "oware",
+            "--position",
+            "1,0,2,0,0,1/0,1,0,0,1,0",
+            "--side",
+            "north",
+            "--dir",
+            path,
+        ],
+        &"a\nb\nc\nd\ne\nf\n".repeat(60),
+    );
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    assert!(text.contains("game over ("), "{text}");
+}
+
+#[test]
+fn play_with_forced_tables_follows_the_tournament_rules() {
+    let (_dir, path) = built_forced(6);
+    let play = |position: &str, side: &str, input: &str| {
+        let out = with_stdin(
+            &[
+                "play",
+                "--cycles",
+                "forced",
+                "--position",
+                position,
+                "--side",
+                side,
+                "--dir",
+                &path,
+            ],
+            input,
+        );
+        let text = stdout(&out);
+        assert!(out.status.success(), "{text}\n{}", stderr(&out));
+        text
+    };
+    // The engine (South) has a forced win; the human tries things and then
+    // cycles through the pit letters, illegal ones refused.
+    let input = String::from("hint\nz\n") + &"a\nb\nc\nd\ne\nf\n".repeat(60);
+    let text = play("1,0,2,0,0,1/0,1,0,0,1,0", "north", &input);
+    assert!(text.contains("you: loss (forced bounds 0/6)"), "{text}");
+    assert!(text.contains("is not a move"), "{text}");
+    assert!(text.contains("is not a legal move"), "{text}");
+    assert!(
+        text.contains("(it forces a win: at least 6 stones"),
+        "{text}"
+    );
+    let last = text.lines().rev().find(|l| l.starts_with("game over"));
+    assert!(
+        last.is_some_and(|l| l.ends_with("the engine wins")),
+        "{text}"
+    );
+
+    // Two stones chasing each other: nobody can force anything, and the
+    // third repetition ends the game, each side taking its own stone.
+    let text = play(
+        "1,0,0,0,0,0/1,0,0,0,0,0",
+        "south",
+        &"a\nb\nc\nd\ne\nf\n".repeat(40),
+    );
+    assert!(
+        text.contains("(undecided: at least 0, at most 2 stones"),
+        "{text}"
+    );
+    assert!(
+        text.contains("game over (repetition): South 1 – North 1: a draw"),
+        "{text}"
+    );
+
+    // Forced play does not search: the start must be within the tables.
+    let err = fails(&["play", "--cycles", "forced", "--dir", &path]);
+    assert!(err.contains("48 stones on the board"), "{err}");
+}
+
+/// `build` stores every value by default; `--encoding compact` is smaller
+/// and answers the same; an unknown encoding is refused.
+#[test]
+fn build_encodings_answer_the_same() {
+    let (_full_dir, full) = built(8);
+    let full = full.as_str();
+    let compact_dir = TempDir::new().unwrap();
+    let compact = compact_dir.path().to_str().unwrap().to_string();
+    ok(&[
+        "build",
+        "--rules",
+        "oware",
+        "--stones",
+        "8",
+        "--dir",
+        &compact,
+        "--encoding",
+        "compact",
+    ]);
+    let encodings = |dir: &str| -> Vec<String> {
+        json_lines(&stdout(&mancala_tb(&["info", "--dir", dir, "--json"])))
+            .iter()
+            .map(|level| level["value_encoding"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // Levels of 16,384 positions and more are coded with the mover's
+    // stones as context (oware levels 7 and 8 here).
+    let compact_encodings = encodings(&compact);
+    assert!(compact_encodings[..7]
+        .iter()
+        .all(|e| e == "rans-order1-11-descending"));
+    assert!(compact_encodings[7..]
+        .iter()
+        .all(|e| e == "rans-order1-mover-11-descending"));
+    assert!(encodings(full).iter().all(|e| e == "rans-order1-11"));
+    let positions = "1,0,3,0,2,0/0,2,0,0,0,0\n0,0,0,0,0,3/1,1,2,0,0,0\n2,2,2,0,0,0/0,0,0,0,0,2\n";
+    let answers = |dir: &str| stdout(&with_stdin(&["query", "--dir", dir, "-"], positions));
+    assert_eq!(answers(&compact), answers(full));
+    let bad = mancala_tb(&[
+        "build",
+        "--stones",
+        "2",
+        "--dir",
+        full,
+        "--encoding",
+        "tiny",
+    ]);
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad).contains("unknown encoding 'tiny'"),
+        "{}",
+        stderr(&bad)
+    );
+}

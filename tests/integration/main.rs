@@ -1,0 +1,60 @@
+//! Integration tests of the `mancala-tb` binary: the command line, the
+//! HTTP server and the web board, each driven as a user would.
+
+mod cli;
+mod server;
+mod web;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
+
+/// The binary, ready to be given arguments.
+fn binary() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_mancala-tb"))
+}
+
+/// Runs the binary with `args` and waits for it.
+fn mancala_tb(args: &[&str]) -> Output {
+    binary().args(args).output().expect("the binary runs")
+}
+
+/// `mancala-tb serve` on a free loopback port, for as long as this value
+/// lives. A shell stands between: it starts the server, waits for its own
+/// stdin to close (this value dropped, or the test process gone, however it
+/// ended) and then stops the server, so no server outlives the tests.
+struct Served {
+    /// `http://127.0.0.1:PORT`.
+    base: String,
+    _shell: Child,
+    _stdin: ChildStdin,
+}
+
+impl Served {
+    fn start(root: &Path) -> Served {
+        let mut shell = Command::new("sh")
+            .arg("-c")
+            .arg(r#""$0" serve --addr 127.0.0.1:0 --dir "$1" & server=$!; read -r _; kill $server"#)
+            .arg(env!("CARGO_BIN_EXE_mancala-tb"))
+            .arg(root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("sh runs the server");
+        let stdin = shell.stdin.take().expect("piped stdin");
+        let mut line = String::new();
+        BufReader::new(shell.stdout.take().expect("piped stdout"))
+            .read_line(&mut line)
+            .expect("the server's first line");
+        let base = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("not a startup line: {line:?}"))
+            .to_string();
+        Served {
+            base,
+            _shell: shell,
+            _stdin: stdin,
+        }
+    }
+}
