@@ -1,6 +1,6 @@
 //! Positions and their text notation.
 //!
-//! A [`Position`] is the board seen from the player to move (RULES.md): pits
+//! A [`Position`] is the board seen from the player to move (`docs/RULES.md`): pits
 //! `0..P` are the mover's row, pits `P..2P` the opponent's, both in sowing
 //! order. Stores and captured stones are not part of it.
 
@@ -71,7 +71,7 @@ impl Position {
         Position::from_counts(pits, &vec![seeds; 2 * pits])
     }
 
-    /// Parses the RULES.md notation, e.g. `4,4,4,4,4,4/4,4,4,4,4,4`.
+    /// Parses the `docs/RULES.md` notation, e.g. `4,4,4,4,4,4/4,4,4,4,4,4`.
     ///
     /// Each row must have exactly `pits` counts; whitespace around numbers is
     /// allowed; nothing is silently repaired.
@@ -261,7 +261,7 @@ pub fn pit_letter(i: usize) -> char {
 }
 
 impl Position {
-    /// Appends the RULES.md notation to `out`: the batch form of `Display`,
+    /// Appends the `docs/RULES.md` notation to `out`: the batch form of `Display`,
     /// without the formatting machinery (batches print millions).
     pub fn write_notation(&self, out: &mut String) {
         let p = self.pits();
@@ -285,7 +285,7 @@ pub fn push_decimal(out: &mut String, n: u32) {
 }
 
 impl fmt::Display for Position {
-    /// The RULES.md notation, which [`Position::parse`] reads back.
+    /// The `docs/RULES.md` notation, which [`Position::parse`] reads back.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut text = String::with_capacity(4 * self.cells().len());
         self.write_notation(&mut text);

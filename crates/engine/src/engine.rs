@@ -39,7 +39,7 @@ pub struct Limits {
 /// A value for the player to move, with whether it is proven.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Score {
-    /// Margin of the remaining stones for the player to move (RULES.md).
+    /// Margin of the remaining stones for the player to move (`docs/RULES.md`).
     pub value: i32,
     /// Exact (tables, terminal positions, complete search), not an estimate.
     pub exact: bool,

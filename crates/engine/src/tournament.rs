@@ -2,7 +2,7 @@
 //!
 //! Even tables score endless play as an even split; a tournament game
 //! instead ends at the third repetition of a position with each player
-//! taking the stones on his own side (RULES.md), which depends on the
+//! taking the stones on his own side (`docs/RULES.md`), which depends on the
 //! history. Forced tables ([`Bounds`]) give, per position, what each side
 //! can be sure to win *without* any repetition, so they are exact about
 //! forced wins whatever the history. [`TournamentPlayer`] turns them into

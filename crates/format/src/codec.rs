@@ -736,6 +736,32 @@ mod tests {
         );
     }
 
+    /// Counts of two ranges of blocks, merged, are the counts of both
+    /// together, even when the ranges hold different symbols: workers that
+    /// each count their own part fit the model of the whole.
+    #[test]
+    fn counts_of_parts_add_up_to_the_counts_of_the_whole() {
+        let values: Vec<i8> = (0..9000u64)
+            .map(|i| match i {
+                0..4000 => (i % 5) as i8 - 2,
+                _ => (scattered(i) as i8) * 3 + 1,
+            })
+            .collect();
+        for block_size in [1000, 250] {
+            let whole = ModelCounts::count(&values, 0, block_size, &Scattered);
+            let cut = 4 * block_size;
+            let first = ModelCounts::count(&values[..cut], 0, block_size, &Scattered);
+            let second = ModelCounts::count(&values[cut..], cut as u64, block_size, &Scattered);
+            assert_ne!((first.min, first.symbols), (second.min, second.symbols));
+            assert_eq!(first.clone().merge(second.clone()), whole);
+            assert_eq!(second.merge(first), whole);
+            assert_eq!(
+                Model::from_counts(&whole),
+                Model::fit(&values, block_size, &Scattered)
+            );
+        }
+    }
+
     #[test]
     fn frequencies_sum_to_the_scale() {
         for counts in [vec![1u64], vec![5, 0, 1_000_000, 1], vec![1; 255]] {

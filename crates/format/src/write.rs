@@ -131,3 +131,48 @@ impl EncodedTable {
         Ok(bytes)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use mancala_core::{LevelIndex, Rules, Variant};
+
+    use super::*;
+    use crate::file::TableFile;
+    use crate::kind::Even;
+
+    /// The file written atomically is the bytes written to any writer, and
+    /// blocks coded in two parts (as two workers would) frame the same
+    /// file; the file reads back every symbol.
+    #[test]
+    fn a_table_is_the_same_written_anywhere_and_coded_in_parts() {
+        let rules = Rules::new(Variant::Oware, 2).unwrap();
+        let level = 9;
+        let positions = LevelIndex::new(2, level).count() as usize;
+        let symbols: Vec<i8> = (0..positions)
+            .map(|i| ((i * 7919) % 19) as i8 - 9)
+            .collect();
+        let header = Header::for_symbols::<Even>(&rules, level, &symbols, 16);
+        let whole = EncodedTable::new(&header, &symbols);
+        let mut bytes = Vec::new();
+        assert_eq!(whole.write_to(&mut bytes).unwrap(), bytes.len() as u64);
+        assert_eq!(whole.bytes(), bytes.len() as u64);
+
+        let cut = 16 * 7;
+        let mut blocks = encode_blocks(&header, &symbols[..cut], 0);
+        blocks.extend(encode_blocks(&header, &symbols[cut..], cut as u64));
+        let mut parts = Vec::new();
+        EncodedTable::from_blocks(&header, blocks)
+            .write_to(&mut parts)
+            .unwrap();
+        assert_eq!(parts, bytes);
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("level-009.mtb");
+        assert_eq!(whole.write_file(&path).unwrap(), bytes.len() as u64);
+        assert_eq!(std::fs::read(&path).unwrap(), bytes);
+        assert!(!path.with_extension("mtb.tmp").exists());
+        let table = TableFile::open(&path).unwrap();
+        table.check_file_checksum().unwrap();
+        assert_eq!(table.decode_all().unwrap(), symbols);
+    }
+}

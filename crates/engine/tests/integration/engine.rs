@@ -157,7 +157,7 @@ fn a_move_into_a_third_repetition_is_scored_by_the_repetition_rule() {
 
 /// Kalah(m, n) start positions: our values under both capture rules.
 /// Irving, Donkers and Uiterwijk ("Solving Kalah", 2000) played the
-/// empty-capture rule (RULES.md's default): their Kalah(6,4) is the win by
+/// empty-capture rule (`docs/RULES.md`'s default): their Kalah(6,4) is the win by
 /// 10 Rawlings reports for that rule.
 #[test]
 fn kalah_start_positions_have_the_published_values() {

@@ -20,8 +20,8 @@ impl ValueEncoding for Full {
     const ENCODING: Encoding = Encoding::Full;
 
     /// A probe decodes half a block at a few nanoseconds a value, and each
-    /// block costs 8 index bytes: 512 keeps both small (README, "File
-    /// format", has the measured trade-off).
+    /// block costs 8 index bytes: 512 keeps both small (README's
+    /// "Performance" has the measured trade-off).
     fn default_block_size() -> u32 {
         512
     }

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-/// A rule set, as RULES.md names them.
+/// A rule set, as `docs/RULES.md` names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Game {
     Oware,
@@ -457,7 +457,7 @@ pub fn solve(rules: &RefRules, max_stones: u32) -> HashMap<Vec<u32>, i32> {
 
 /// Forced bounds `(forced_mover, forced_opponent)` of every position with at
 /// most `max_stones` stones, by naive value iteration: every position of
-/// every level starts at `(0, 0)`, and the formulas of RULES.md ("Forced
+/// every level starts at `(0, 0)`, and the formulas of `docs/RULES.md` ("Forced
 /// bounds") are applied to all of them, in sweeps, until nothing changes.
 /// That is the least fixpoint from 0, by definition.
 pub fn forced(rules: &RefRules, max_stones: u32) -> HashMap<Vec<u32>, (u32, u32)> {

@@ -1,7 +1,7 @@
 //! Compares the library's move generation and solver with the naive,
 //! independent reference in `tests/reference/mod.rs`, over every position
 //! of every level of small boards, and checks hand-worked examples of
-//! RULES.md against both.
+//! `docs/RULES.md` against both.
 
 use std::time::Instant;
 
