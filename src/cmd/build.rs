@@ -70,6 +70,7 @@ pub fn run(args: BuildArgs) -> Result<bool> {
     options.block_size = args.block_size;
     options.checkpoint_every =
         (args.checkpoint_minutes > 0).then(|| Duration::from_secs(60 * args.checkpoint_minutes));
+    options.validate()?;
     out!(
         "building {rules}, {}, levels 0..={} in {}",
         args.cycles.describe(),

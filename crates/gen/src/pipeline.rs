@@ -85,6 +85,25 @@ impl BuildOptions {
     pub fn dir(&self) -> PathBuf {
         tables_dir(&self.root, &self.rules, self.cycles)
     }
+
+    /// Whether the options can be built: the checks [`build`] makes before
+    /// it touches the disk.
+    pub fn validate(&self) -> Result<(), BuildError> {
+        if self.max_stones > MAX_LEVEL {
+            return Err(BuildError::TooManyStones {
+                stones: self.max_stones,
+                max: MAX_LEVEL,
+            });
+        }
+        let size = self.block_size();
+        if !(1..=MAX_BLOCK_SIZE).contains(&size) {
+            return Err(BuildError::BlockSize {
+                size,
+                max: MAX_BLOCK_SIZE,
+            });
+        }
+        Ok(())
+    }
 }
 
 /// What happened to one level.
@@ -155,19 +174,7 @@ pub fn build(
 
 /// Checks the options and creates the tables' directory.
 fn prepare(options: &BuildOptions) -> Result<PathBuf, BuildError> {
-    if options.max_stones > MAX_LEVEL {
-        return Err(BuildError::TooManyStones {
-            stones: options.max_stones,
-            max: MAX_LEVEL,
-        });
-    }
-    let size = options.block_size();
-    if !(1..=MAX_BLOCK_SIZE).contains(&size) {
-        return Err(BuildError::BlockSize {
-            size,
-            max: MAX_BLOCK_SIZE,
-        });
-    }
+    options.validate()?;
     let dir = options.dir();
     std::fs::create_dir_all(&dir).map_err(|source| BuildError::Io {
         path: dir.clone(),

@@ -3,7 +3,7 @@
 //! move does, and then the mover takes every stone on the board.
 
 use super::sowing::{self, CaptureShape};
-use super::{Move, MoveRules, Place, Rules, Successors};
+use super::{Move, MoveRules, Rules, Successors};
 use crate::position::Position;
 
 /// The Awari rule set.
@@ -48,26 +48,5 @@ impl MoveRules for Awari {
             Successors::Moves(list) => list.iter().find(|m| m.pit as usize == pit).copied(),
             Successors::Terminal(_) => None,
         }
-    }
-
-    fn sowing_path(_: &Rules, pos: &Position, pit: usize) -> Vec<Place> {
-        sowing::path(pos, pit)
-    }
-
-    #[inline]
-    fn next_pit_within_level(pits: usize, origin: usize, last: usize) -> Option<usize> {
-        sowing::next_pit(pits, origin, last)
-    }
-
-    #[inline]
-    fn keeps_level(
-        _: &Rules,
-        after: &Position,
-        _origin: usize,
-        _stones: u8,
-        last: usize,
-        _opponent_before: u32,
-    ) -> bool {
-        !sowing::last_stone_captures(after, last)
     }
 }

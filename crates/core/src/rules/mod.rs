@@ -228,7 +228,9 @@ pub enum Successors {
 }
 
 /// What one rule set's file implements: the rest of the project reaches it
-/// through [`Rules`], which dispatches on the variant.
+/// through [`Rules`], which dispatches on the variant. The provided methods
+/// are the Oware family's (sowing that skips the emptied pit, a capture
+/// only by the last stone), which a rule set overrides where it differs.
 trait MoveRules {
     /// Whether a same-level move always leaves the next mover a stone, so
     /// that a child whose mover's row is empty has no same-level parent.
@@ -242,24 +244,32 @@ trait MoveRules {
     fn play(rules: &Rules, pos: &Position, pit: usize) -> Option<Move>;
 
     /// Where the stones of `pit` land, in the order they are sown.
-    fn sowing_path(rules: &Rules, pos: &Position, pit: usize) -> Vec<Place>;
+    fn sowing_path(_rules: &Rules, pos: &Position, pit: usize) -> Vec<Place> {
+        sowing::path(pos, pit)
+    }
 
     /// The pit after `last` on a sowing from `origin`, if a sowing that
     /// gets there can keep its level.
-    fn next_pit_within_level(pits: usize, origin: usize, last: usize) -> Option<usize>;
+    #[inline]
+    fn next_pit_within_level(pits: usize, origin: usize, last: usize) -> Option<usize> {
+        sowing::next_pit(pits, origin, last)
+    }
 
     /// Whether sowing `stones` from `origin`, which ended in `last` and
     /// produced `after` (from the mover's view), is a legal move that
     /// captures nothing. `opponent_before` is the opponent's row total
     /// before the move.
+    #[inline]
     fn keeps_level(
-        rules: &Rules,
+        _rules: &Rules,
         after: &Position,
-        origin: usize,
-        stones: u8,
+        _origin: usize,
+        _stones: u8,
         last: usize,
-        opponent_before: u32,
-    ) -> bool;
+        _opponent_before: u32,
+    ) -> bool {
+        !sowing::last_stone_captures(after, last)
+    }
 }
 
 /// Runs `$call` with `$R` bound to the rule set's implementation of

@@ -3,7 +3,7 @@
 //! no stones.
 
 use super::sowing::{self, CaptureShape};
-use super::{Move, MoveRules, Place, Rules};
+use super::{Move, MoveRules, Rules};
 use crate::position::Position;
 
 /// The Oware rule set.
@@ -49,15 +49,6 @@ impl MoveRules for Oware {
             pit,
             CaptureShape::GrandSlamVoid,
         ))
-    }
-
-    fn sowing_path(_: &Rules, pos: &Position, pit: usize) -> Vec<Place> {
-        sowing::path(pos, pit)
-    }
-
-    #[inline]
-    fn next_pit_within_level(pits: usize, origin: usize, last: usize) -> Option<usize> {
-        sowing::next_pit(pits, origin, last)
     }
 
     #[inline]

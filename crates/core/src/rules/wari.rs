@@ -2,7 +2,7 @@
 //! a grand-slam nor a feeding rule: every non-empty pit may be sown.
 
 use super::sowing::{self, CaptureShape};
-use super::{Move, MoveRules, Place, Rules};
+use super::{Move, MoveRules, Rules};
 use crate::position::Position;
 
 /// The Wari rule set.
@@ -27,26 +27,5 @@ impl MoveRules for Wari {
 
     fn play(_: &Rules, pos: &Position, pit: usize) -> Option<Move> {
         Some(sowing::sow_and_capture(pos, pit, CaptureShape::BothWays))
-    }
-
-    fn sowing_path(_: &Rules, pos: &Position, pit: usize) -> Vec<Place> {
-        sowing::path(pos, pit)
-    }
-
-    #[inline]
-    fn next_pit_within_level(pits: usize, origin: usize, last: usize) -> Option<usize> {
-        sowing::next_pit(pits, origin, last)
-    }
-
-    #[inline]
-    fn keeps_level(
-        _: &Rules,
-        after: &Position,
-        _origin: usize,
-        _stones: u8,
-        last: usize,
-        _opponent_before: u32,
-    ) -> bool {
-        !sowing::last_stone_captures(after, last)
     }
 }
