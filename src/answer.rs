@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use mancala_core::{push_decimal, Bounds, MoveBounds, MoveValue, Position, Rules};
+use mancala_format::FormatError;
 use mancala_probe::{Even, Forced, TableKind, Tablebase};
 use rayon::prelude::*;
 
@@ -54,19 +55,27 @@ impl Failure {
 
     /// A position the tables cannot answer.
     pub fn of_probe(e: &mancala_probe::Error) -> Failure {
-        use mancala_format::FormatError;
         let kind = match e {
             mancala_probe::Error::Notation(_) => "notation",
             mancala_probe::Error::OutOfRange { .. } => "out_of_range",
-            mancala_probe::Error::Table { source, .. } => match source {
-                FormatError::Missing { .. } => "missing",
-                FormatError::Io { .. } => "io",
-                _ => "corrupted",
-            },
+            mancala_probe::Error::Table { source, .. } => Failure::of_format(source).kind,
         };
         Failure {
             kind,
             message: hint::probe_message(e),
+        }
+    }
+
+    /// A table file or directory that cannot be read.
+    pub fn of_format(e: &FormatError) -> Failure {
+        let kind = match e {
+            FormatError::Missing { .. } => "missing",
+            FormatError::Io { .. } => "io",
+            _ => "corrupted",
+        };
+        Failure {
+            kind,
+            message: e.to_string(),
         }
     }
 }

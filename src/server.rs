@@ -165,7 +165,7 @@ impl From<QueryRejection> for ApiError {
 
 impl From<mancala_format::FormatError> for ApiError {
     fn from(e: mancala_format::FormatError) -> ApiError {
-        ApiError::internal(e.to_string())
+        Failure::of_format(&e).into()
     }
 }
 

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use mancala_core::{Cycles, LevelIndex, Rules, MAX_LEVEL};
 use mancala_format::{
-    level_path, tables_dir, EncodedTable, Encoding, Even, Forced, Levels, Scratch, Table, TableId,
-    MAPPED_MIN_POSITIONS, MAX_BLOCK_SIZE,
+    level_path, tables_dir, EncodedTable, Encoding, Even, Forced, Header, Levels, Scratch, Table,
+    TableId, MAPPED_MIN_POSITIONS, MAX_BLOCK_SIZE,
 };
 
 use crate::checkpoint::Checkpoints;
@@ -317,7 +317,7 @@ fn store<K: Solve>(
     dir: &Path,
     n: u32,
     solution: &Solution,
-) -> Result<(mancala_format::Header, u64), BuildError> {
+) -> Result<(Header, u64), BuildError> {
     let (header, entries) = K::to_store(
         &options.rules,
         n,
