@@ -186,23 +186,26 @@ pub fn answer_many<K: Answering>(
         .iter()
         .filter_map(|p| p.as_ref().ok().copied())
         .collect();
-    // Every position is covered now; what can still fail is a damaged table,
-    // and then every answer reports it.
-    let answers = match K::answers(tb, &positions, captured) {
-        Ok(answers) => answers,
-        Err(e) => {
-            let failure = Failure::of_probe(&e);
-            return texts.iter().map(|_| Err(failure.clone())).collect();
-        }
+    // Every position is covered now; what can still fail is a damaged table.
+    // A batch fails as a whole, so then each position is asked on its own:
+    // only the positions that need a damaged block fail.
+    let answers: Vec<Result<Answer, Failure>> = match K::answers(tb, &positions, captured) {
+        Ok(answers) => answers.into_iter().map(Ok).collect(),
+        Err(_) => positions
+            .par_iter()
+            .map(|pos| K::answer(tb, pos, captured).map_err(|e| Failure::of_probe(&e)))
+            .collect(),
     };
     let mut answers = answers.into_iter();
     checked
         .into_iter()
         .map(|position| {
+            let position = position?;
+            let answer = answers.next().expect("one answer per position")?;
             Ok(Analysed {
                 rules: *tb.rules(),
-                position: position?,
-                answer: answers.next().expect("one answer per position"),
+                position,
+                answer,
             })
         })
         .collect()

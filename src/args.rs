@@ -1,8 +1,12 @@
 //! Arguments several subcommands share, and their parsers.
 
+use std::time::Duration;
+
 use clap::Args;
 use mancala_core::{Cycles, Rules, Variant};
 use mancala_format::Encoding;
+
+use crate::machine;
 
 /// `--rules`, `--pits`, `--empty-capture`: the rule set.
 #[derive(Args, Clone)]
@@ -20,9 +24,63 @@ pub struct RulesArgs {
 }
 
 impl RulesArgs {
-    /// The rule set the flags select.
+    /// The rule set the flags select; `--empty-capture=false` is a Kalah
+    /// option, refused elsewhere rather than silently ignored.
     pub fn rules(&self) -> anyhow::Result<Rules> {
+        if !self.empty_capture && self.rules != Variant::Kalah {
+            anyhow::bail!(
+                "--empty-capture=false is a kalah option, not one of {}",
+                self.rules
+            );
+        }
         Ok(Rules::new(self.rules, self.pits)?.with_empty_capture(self.empty_capture))
+    }
+}
+
+/// The longest time option accepted: a year.
+const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
+
+/// A positive, finite number of seconds, at most a year.
+pub fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number of seconds"))?;
+    if !(seconds > 0.0 && seconds <= MAX_SECONDS) {
+        return Err(format!(
+            "'{text}' seconds: expected a number above 0 and at most {MAX_SECONDS} (a year)"
+        ));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// A memory size in MiB, as bytes, that this machine has room for.
+pub fn parse_mib(text: &str) -> Result<usize, String> {
+    let mib: u64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a whole number of MiB"))?;
+    let bytes = mib.checked_mul(1 << 20).filter(|&b| b <= usize::MAX as u64);
+    let bytes = bytes.ok_or_else(|| format!("{mib} MiB is more than any machine has"))?;
+    if let Some(total) = machine::total_memory() {
+        if bytes > total {
+            return Err(format!(
+                "{mib} MiB is more than this machine's {} of memory",
+                machine::gib(total)
+            ));
+        }
+    }
+    Ok(bytes as usize)
+}
+
+/// Worker threads: at least 1, at most 8 per core (more only thrash).
+pub fn parse_threads(text: &str) -> Result<usize, String> {
+    let most = 8 * machine::cores();
+    match text.trim().parse::<usize>() {
+        Ok(n) if (1..=most).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "'{text}' threads: expected 1..={most} (8 per core of this machine)"
+        )),
     }
 }
 

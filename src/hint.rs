@@ -6,31 +6,52 @@
 //! written here, from those fields.
 
 use std::error::Error as StdError;
+use std::path::Path;
 
-use mancala_core::{Cycles, Rules};
+use mancala_core::{Cycles, LevelIndex, Rules, MAX_LEVEL};
 use mancala_format::FormatError;
 
 use crate::args::{cycles_flag, rules_flags};
+use crate::machine;
 
 /// The one-line message of `error` and its causes, with the `build` command
 /// that would answer it, if there is one.
 pub fn message(error: &anyhow::Error) -> String {
-    let text = format!("{error:#}");
+    let text = chain_text(error);
     match error.chain().find_map(build_hint) {
-        Some(hint) => format!("{text}; run `{hint}`"),
+        Some(hint) => format!("{text}; {hint}"),
         None => text,
     }
+}
+
+/// The error and each cause it gives, joined by `: `, leaving out a cause
+/// whose text the message already holds (the libraries' errors name their
+/// source in their own text, so `{:#}` would say it twice).
+fn chain_text(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
 }
 
 /// [`message`] for a probe's error.
 pub fn probe_message(error: &mancala_probe::Error) -> String {
     match build_hint(error) {
-        Some(hint) => format!("{error}; run `{hint}`"),
+        Some(hint) => format!("{error}; {hint}"),
         None => error.to_string(),
     }
 }
 
-/// The `mancala-tb build` command that builds what `error` found missing.
+/// The `mancala-tb build` command that builds what `error` found missing,
+/// or why this machine cannot.
 fn build_hint(error: &(dyn StdError + 'static)) -> Option<String> {
     let probe = match error.downcast_ref::<mancala_engine::Error>() {
         Some(mancala_engine::Error::Tables(probe)) => probe,
@@ -43,22 +64,45 @@ fn build_hint(error: &(dyn StdError + 'static)) -> Option<String> {
             stones,
             root,
             ..
-        } => Some(format!(
-            "{} --stones {stones} --dir {}",
-            build_command(rules, *cycles),
-            root.display()
-        )),
+        } => Some(build_advice(rules, *cycles, *stones, Some(root))),
         mancala_probe::Error::Table {
             rules,
             cycles,
             level,
             source: FormatError::Missing { .. },
-        } => Some(format!(
-            "{} --stones {level}",
-            build_command(rules, *cycles)
-        )),
+        } => Some(build_advice(rules, *cycles, *level, None)),
         _ => None,
     }
+}
+
+/// What to do to have the tables of `rules` and `cycles` up to `stones`
+/// (in `root`, if given): the `build` command, or why it cannot run here.
+pub fn build_advice(rules: &Rules, cycles: Cycles, stones: u32, root: Option<&Path>) -> String {
+    if stones > MAX_LEVEL {
+        return format!("no table holds more than {MAX_LEVEL} stones");
+    }
+    // The level being solved keeps its state in memory (two bytes a
+    // position for even values, three for forced bounds).
+    let state = match cycles {
+        Cycles::Even => 2,
+        Cycles::Forced => 3,
+    };
+    let needed = LevelIndex::new(rules.pits(), stones)
+        .count()
+        .saturating_mul(state);
+    if let Some(total) = machine::total_memory().filter(|&total| needed > total) {
+        return format!(
+            "building level {stones} of {} needs about {} of memory for its state alone, more than this machine's {}",
+            rules.id(),
+            machine::gib(needed),
+            machine::gib(total)
+        );
+    }
+    let dir = root.map_or(String::new(), |root| format!(" --dir {}", root.display()));
+    format!(
+        "run `{} --stones {stones}{dir}`",
+        build_command(rules, cycles)
+    )
 }
 
 /// `mancala-tb build` with the flags of `rules` and `cycles`.

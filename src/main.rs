@@ -23,6 +23,7 @@ mod board;
 mod cmd;
 mod hint;
 mod json;
+mod machine;
 mod server;
 
 /// Perfect-play endgame tables for mancala games (Oware, Awari, Wari, Kalah).

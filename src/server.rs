@@ -39,11 +39,13 @@ use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::{middleware, Json, Router};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 use mancala_core::{parse_move, Cycles, GameState, Position, Rules, Side, Variant};
 use mancala_engine::{Engine, Limits};
 use mancala_format::rule_sets;
-use mancala_probe::Tablebase;
+use mancala_probe::{Access, Tablebase, DEFAULT_CACHE_BYTES};
 use serde::Deserialize;
 use serde_json::{json, Value as JsonValue};
 use tokio::sync::Semaphore;
@@ -147,6 +149,7 @@ impl From<mancala_engine::Error> for ApiError {
         match e {
             mancala_engine::Error::Rules(e) => e.into(),
             mancala_engine::Error::Tables(e) => e.into(),
+            e @ mancala_engine::Error::OutOfMemory { .. } => ApiError::internal(e.to_string()),
         }
     }
 }
@@ -206,7 +209,10 @@ impl Shared {
         if let Some(tb) = self.read_open().get(&rules) {
             return Ok(tb.clone());
         }
-        let tb = Arc::new(Tablebase::open(&self.root, rules)?);
+        // Read, not mapped: files that change under the server give errors
+        // for the positions that need them, never a fault.
+        let tb = Tablebase::open_with(&self.root, rules, DEFAULT_CACHE_BYTES, Access::Read)?;
+        let tb = Arc::new(tb);
         if tb.max_level().is_none() {
             return Ok(tb);
         }
@@ -214,20 +220,33 @@ impl Shared {
         Ok(open.entry(rules).or_insert(tb).clone())
     }
 
+    /// Forgets every tablebase whose files changed on disk, so that the next
+    /// request opens them afresh; requests under way finish on the old ones.
+    fn forget_changed(&self) {
+        let changed: Vec<Rules> = self
+            .read_open()
+            .iter()
+            .filter(|(_, tb)| tb.changed_on_disk())
+            .map(|(rules, _)| *rules)
+            .collect();
+        if !changed.is_empty() {
+            let mut open = self.open.write().unwrap_or_else(|e| e.into_inner());
+            for rules in changed {
+                open.remove(&rules);
+            }
+        }
+    }
+
     /// The map of open tablebases; a panicking request cannot leave it
-    /// half-updated (every change is one insert), so poisoning is ignored.
+    /// half-updated (every change is one insert or removal), so poisoning
+    /// is ignored.
     fn read_open(&self) -> std::sync::RwLockReadGuard<'_, HashMap<Rules, Arc<Tablebase>>> {
         self.open.read().unwrap_or_else(|e| e.into_inner())
     }
 }
 
-/// The API over the tables under `root`, ready to be served.
-pub fn router(root: PathBuf) -> Router {
-    let shared = Arc::new(Shared {
-        root,
-        open: RwLock::new(HashMap::new()),
-        searches: Semaphore::new(CONCURRENT_SEARCHES),
-    });
+/// The API over the tables `shared` holds.
+fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/health", get(health))
         .route("/v1/tables", get(tables))
@@ -249,13 +268,94 @@ pub fn router(root: PathBuf) -> Router {
         .fallback(unknown_route)
         .method_not_allowed_fallback(wrong_method)
         .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(middleware::from_fn(within_limits))
         .with_state(shared)
 }
 
+/// Connections served at once; more wait to be accepted.
+const MAX_CONNECTIONS: usize = 512;
+
+/// Longest wait for a request's headers, on a new connection or an idle
+/// kept-alive one: a client that sends nothing is let go.
+const HEADER_TIME: Duration = Duration::from_secs(10);
+
+/// Longest time for a whole request, its body read and answered included
+/// (a game-state analysis takes at most [`ANALYZE_TIME`] and the wait for
+/// a search slot).
+const REQUEST_TIME: Duration = Duration::from_secs(60);
+
+/// How often the tables' files are checked for changes.
+const REFRESH_EVERY: Duration = Duration::from_secs(1);
+
+/// A request too large by its `Content-Length` is refused before its body
+/// is read, and no request runs longer than [`REQUEST_TIME`].
+async fn within_limits(request: axum::extract::Request, next: middleware::Next) -> Response {
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > MAX_BODY as u64) {
+        return ApiError::too_large(format!("request body over {MAX_BODY} bytes")).into_response();
+    }
+    match tokio::time::timeout(REQUEST_TIME, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "timeout",
+            format!("the request took over {} s", REQUEST_TIME.as_secs()),
+        )
+        .into_response(),
+    }
+}
+
 /// Serves the API on `listener` until the process ends. The caller binds
-/// (and can print the address, e.g. after binding port 0).
+/// (and can print the address, e.g. after binding port 0). At most
+/// [`MAX_CONNECTIONS`] connections are served at once, each must send its
+/// request headers within [`HEADER_TIME`], and the tables' files are
+/// checked every [`REFRESH_EVERY`]: a rule set whose files changed is
+/// opened afresh by the next request.
 pub async fn serve(listener: tokio::net::TcpListener, root: PathBuf) -> std::io::Result<()> {
-    axum::serve(listener, router(root)).await
+    let shared = Arc::new(Shared {
+        root,
+        open: RwLock::new(HashMap::new()),
+        searches: Semaphore::new(CONCURRENT_SEARCHES),
+    });
+    let watched = shared.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(REFRESH_EVERY).await;
+            let shared = watched.clone();
+            let _ = tokio::task::spawn_blocking(move || shared.forget_changed()).await;
+        }
+    });
+    let service = TowerToHyperService::new(router(shared));
+    let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let permit = connections
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("the connection semaphore is never closed");
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            // Out of file descriptors, a connection reset before it was
+            // accepted, …: the listener itself still works.
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let service = service.clone();
+        tokio::spawn(async move {
+            let _permit = permit;
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIME)
+                .serve_connection(TokioIo::new(stream), service);
+            let _ = connection.await;
+        });
+    }
 }
 
 /// The web board's files, built into the binary so that `serve` needs

@@ -7,12 +7,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mancala_core::Cycles;
 use mancala_format::Encoding;
 use mancala_gen::{BuildObserver, BuildOptions, LevelReport};
 
-use crate::args::{parse_cycles, parse_encoding, RulesArgs};
+use crate::args::{parse_cycles, parse_encoding, parse_threads, RulesArgs};
 
 #[derive(Args)]
 pub struct BuildArgs {
@@ -28,8 +28,8 @@ pub struct BuildArgs {
     /// Table directory (a subdirectory per rule set is created in it).
     #[arg(long, default_value = "tables")]
     dir: PathBuf,
-    /// Worker threads (default: one per core).
-    #[arg(long)]
+    /// Worker threads (default: one per core; at most 8 per core).
+    #[arg(long, value_parser = parse_threads)]
     threads: Option<usize>,
     /// Rebuild levels whose files are already present and valid.
     #[arg(long)]
@@ -49,6 +49,14 @@ pub struct BuildArgs {
     /// killed build resumes inside the level.
     #[arg(long, default_value_t = 10)]
     checkpoint_minutes: u64,
+    /// If another build is writing these tables, wait for it to end instead
+    /// of failing.
+    #[arg(long)]
+    wait: bool,
+    /// Where lower levels too large for memory are held as mapped files
+    /// (default: `scratch/` in the tables' directory).
+    #[arg(long)]
+    scratch: Option<PathBuf>,
 }
 
 const SUMMARY_HEADER: &str = "level      positions   seconds   positions/s         bytes  bits/pos          won        drawn         lost   peak RSS";
@@ -70,6 +78,8 @@ pub fn run(args: BuildArgs) -> Result<bool> {
     options.block_size = args.block_size;
     options.checkpoint_every =
         (args.checkpoint_minutes > 0).then(|| Duration::from_secs(60 * args.checkpoint_minutes));
+    options.wait_for_lock = args.wait;
+    options.scratch = args.scratch;
     options.validate()?;
     out!(
         "building {rules}, {}, levels 0..={} in {}",
@@ -82,20 +92,25 @@ pub fn run(args: BuildArgs) -> Result<bool> {
         Cycles::Forced => out!("{FORCED_SUMMARY_HEADER}"),
     }
     let start = Instant::now();
-    let reports = mancala_gen::build(
-        &options,
-        &Progress {
-            bar: Mutex::new(None),
-        },
-    )?;
+    let progress = Progress::new();
+    let reports = mancala_gen::build(&options, &progress)?;
+    if let Some(bar) = Progress::bar(&progress.total).take() {
+        bar.finish_and_clear();
+    }
     let positions: u64 = reports.iter().map(|r| r.positions).sum();
     let bytes: u64 = reports.iter().map(|r| r.bytes).sum();
     let built: f64 = reports.iter().map(|r| r.seconds).sum();
+    // Each level reports its own peak; the build's is the largest of them.
+    let peak = reports
+        .iter()
+        .filter_map(|r| r.peak_rss_bytes)
+        .chain(mancala_gen::peak_rss_bytes())
+        .max();
     out!(
         "total {positions} positions, {bytes} bytes ({:.3} bits/position), {built:.2} s solving, {:.2} s wall, peak RSS {}",
         8.0 * bytes as f64 / positions as f64,
         start.elapsed().as_secs_f64(),
-        mancala_gen::peak_rss_bytes().map_or("unknown".into(), mebibytes)
+        peak.map_or("unknown".into(), mebibytes)
     );
     Ok(true)
 }
@@ -104,45 +119,74 @@ fn mebibytes(bytes: u64) -> String {
     format!("{:.0} MiB", bytes as f64 / (1 << 20) as f64)
 }
 
-/// A progress bar with ETA on stderr, hidden when stderr is not a terminal,
-/// and a summary row per level on stdout.
+/// Progress bars with ETAs on stderr, one for the level being solved and
+/// one for the whole build, hidden when stderr is not a terminal; and a
+/// summary row per level on stdout.
 struct Progress {
-    bar: Mutex<Option<ProgressBar>>,
+    bars: MultiProgress,
+    total: Mutex<Option<ProgressBar>>,
+    level: Mutex<Option<ProgressBar>>,
 }
 
 impl Progress {
-    fn bar(&self) -> std::sync::MutexGuard<'_, Option<ProgressBar>> {
-        self.bar.lock().unwrap_or_else(|e| e.into_inner())
+    fn new() -> Progress {
+        Progress {
+            bars: MultiProgress::with_draw_target(ProgressDrawTarget::stderr()),
+            total: Mutex::new(None),
+            level: Mutex::new(None),
+        }
+    }
+
+    fn bar(slot: &Mutex<Option<ProgressBar>>) -> std::sync::MutexGuard<'_, Option<ProgressBar>> {
+        slot.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn styled(&self, work: u64, message: String) -> ProgressBar {
+        let bar = self.bars.add(ProgressBar::new(work));
+        bar.set_style(
+            ProgressStyle::with_template("{msg:<28} [{bar:40}] {percent:>3}%, ETA {eta}")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        bar.set_message(message);
+        bar
     }
 }
 
 impl BuildObserver for Progress {
+    fn build_started(&self, work: u64) {
+        if std::io::stderr().is_terminal() && work > 0 {
+            *Progress::bar(&self.total) = Some(self.styled(work, "all levels".to_string()));
+        }
+    }
+
     fn level_started(&self, level: u32, positions: u64, work: u64) {
         if !std::io::stderr().is_terminal() {
             return;
         }
-        let bar = ProgressBar::with_draw_target(Some(work), ProgressDrawTarget::stderr());
-        bar.set_style(
-            ProgressStyle::with_template("{msg} [{bar:40}] {percent:>3}%, ETA {eta}")
-                .expect("valid template")
-                .progress_chars("=> "),
-        );
-        bar.set_message(format!("level {level:>3} ({positions} positions)"));
-        *self.bar() = Some(bar);
+        let message = format!("level {level:>3} ({positions} positions)");
+        *Progress::bar(&self.level) = Some(self.styled(work, message));
     }
 
     fn advanced(&self, units: u64) {
-        if let Some(bar) = &*self.bar() {
-            bar.inc(units);
+        for slot in [&self.level, &self.total] {
+            if let Some(bar) = &*Progress::bar(slot) {
+                bar.inc(units);
+            }
         }
     }
 
     fn level_finished(&self, report: &LevelReport) {
-        if let Some(bar) = self.bar().take() {
+        if let Some(bar) = Progress::bar(&self.level).take() {
             bar.finish_and_clear();
+            self.bars.remove(&bar);
         }
-        // Best effort: a closed stdout only loses the row, the build goes on.
-        let _ = writeln!(std::io::stdout(), "{}", summary_row(report));
+        // On stdout, with the bars out of the way while it is written; best
+        // effort: a closed stdout only loses the row, the build goes on.
+        let row = summary_row(report);
+        self.bars.suspend(|| {
+            let _ = writeln!(std::io::stdout(), "{row}");
+        });
     }
 }
 
@@ -159,8 +203,11 @@ fn summary_row(r: &LevelReport) -> String {
     };
     let rate = if r.reused {
         "reused".to_string()
+    } else if r.seconds < 0.01 {
+        // Too quick for a rate to mean anything.
+        "-".to_string()
     } else {
-        format!("{:.0}", r.positions as f64 / r.seconds.max(1e-9))
+        format!("{:.0}", r.positions as f64 / r.seconds)
     };
     let rss = r.peak_rss_bytes.map_or("-".to_string(), mebibytes);
     format!(

@@ -104,6 +104,7 @@ pub fn run(args: InfoArgs) -> Result<bool> {
                     "level": h.level, "positions": h.positions, "bytes": table.bytes(),
                     "bits_per_position": bits, "block_size": h.block_size,
                     "value_encoding": h.encoding_name(), "checksum": checksum,
+                    "crc32": table.stored_checksum().ok().map(|crc| format!("{crc:08x}")),
                     "histogram": histogram, "exact": exact, "exact_share": exact_share,
                 })
             );

@@ -11,7 +11,7 @@ use mancala_core::{parse_move, pit_letter, Cycles, GameState, Outcome, Position,
 use mancala_engine::{Analysis, Engine, Limits, TournamentChoice, TournamentPlayer};
 use mancala_probe::{Even, Forced, Tablebase};
 
-use crate::args::{parse_cycles, RulesArgs};
+use crate::args::{parse_cycles, parse_seconds, RulesArgs};
 use crate::board::board_picture;
 
 #[derive(Args)]
@@ -32,8 +32,8 @@ pub struct PlayArgs {
     pub dir: PathBuf,
     /// The engine's thinking time per move when it must search above the
     /// tables, in seconds.
-    #[arg(long, default_value_t = 10.0)]
-    pub seconds: f64,
+    #[arg(long, default_value = "10", value_parser = parse_seconds)]
+    pub seconds: Duration,
     /// The engine's tables: `even` (perfect play when endless play is an
     /// even split; searches above the tables) or `forced` (tournament
     /// rules: it converts every forced win without repeating a position;
@@ -101,7 +101,7 @@ pub fn run(args: PlayArgs) -> Result<bool> {
         Tables::Even(tables) => {
             Player::Even(Box::new(Engine::with_tables(tables).with_limits(Limits {
                 nodes: None,
-                time: Some(Duration::from_secs_f64(args.seconds.max(0.01))),
+                time: Some(args.seconds),
             })))
         }
         Tables::Forced(tables) => {

@@ -6,14 +6,14 @@ use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use mancala_core::Cycles;
 use mancala_probe::{Even, Forced, Tablebase, DEFAULT_CACHE_BYTES};
 use rayon::prelude::*;
 
 use crate::answer::{answer_many, Analysed, Answering, Failure};
-use crate::args::{parse_captured, parse_cycles, RulesArgs};
+use crate::args::{parse_captured, parse_cycles, parse_mib, RulesArgs};
 use crate::json;
 
 #[derive(Args)]
@@ -26,9 +26,10 @@ pub struct QueryArgs {
     /// One JSON object per position instead of a board picture.
     #[arg(long)]
     json: bool,
-    /// Memory for decoded table blocks, in MiB (an LRU cache).
-    #[arg(long, default_value_t = DEFAULT_CACHE_BYTES >> 20)]
-    cache_mib: usize,
+    /// Memory for decoded table blocks, in MiB (an LRU cache, filled only
+    /// as blocks are read).
+    #[arg(long = "cache-mib", value_name = "MIB", default_value = DEFAULT_CACHE_MIB, value_parser = parse_mib)]
+    cache_bytes: usize,
     /// Which tables to read: `even` values or `forced` bounds.
     #[arg(long, default_value = "even", value_parser = parse_cycles)]
     cycles: Cycles,
@@ -51,7 +52,7 @@ pub fn run(args: QueryArgs) -> Result<bool> {
 
 fn query<K: Answering>(args: &QueryArgs) -> Result<bool> {
     let rules = args.rules.rules()?;
-    let tb = Tablebase::<K>::open_with_cache(&args.dir, rules, args.cache_mib << 20)?;
+    let tb = Tablebase::<K>::open_with_cache(&args.dir, rules, args.cache_bytes)?;
     let query = Query {
         tb: &tb,
         captured: args.captured,
@@ -70,15 +71,50 @@ fn query<K: Answering>(args: &QueryArgs) -> Result<bool> {
     let mut out = BufWriter::new(std::io::stdout().lock());
     let mut all_ok = true;
     for arg in &args.positions {
+        let line = [Line::Text(arg.as_str())];
         all_ok &= match (arg.as_str(), args.json) {
             ("-", true) => query.answer_stream(Format::Json, &mut out)?,
             ("-", false) => query.answer_stream(Format::Line, &mut out)?,
-            (text, true) => query.write_answers(Format::Json, &[text], &mut out)?,
-            (text, false) => query.write_answers(Format::Board, &[text], &mut out)?,
+            (_, true) => query.write_answers(Format::Json, &line, &mut out)?,
+            (_, false) => query.write_answers(Format::Board, &line, &mut out)?,
         };
     }
     out.flush()?;
     Ok(all_ok)
+}
+
+/// One line of input: a text to answer, or why it cannot be a position.
+enum Line<'a> {
+    /// A position's text (perhaps a malformed one).
+    Text(&'a str),
+    /// Not text, or nothing at all: shown as `shown`, answered by `failure`.
+    Bad { shown: String, failure: Failure },
+}
+
+impl<'a> Line<'a> {
+    /// The line `bytes` of stdin, without its line ending and surrounding
+    /// white space.
+    fn of(bytes: &'a [u8]) -> Line<'a> {
+        let bad = |message: &str| Line::Bad {
+            shown: String::from_utf8_lossy(bytes).trim().to_string(),
+            failure: Failure {
+                kind: "notation",
+                message: message.to_string(),
+            },
+        };
+        match std::str::from_utf8(bytes) {
+            Ok(text) if text.trim().is_empty() => bad("bad position: an empty line"),
+            Ok(text) => Line::Text(text.trim()),
+            Err(_) => bad("bad position: not UTF-8 text"),
+        }
+    }
+
+    fn shown(&self) -> &str {
+        match self {
+            Line::Text(text) => text,
+            Line::Bad { shown, .. } => shown,
+        }
+    }
 }
 
 /// What a query reads and the stones already captured (for forced verdicts).
@@ -98,6 +134,10 @@ enum Format {
     Json,
 }
 
+/// `--cache-mib` unless set: the library's default cache.
+const DEFAULT_CACHE_MIB: &str = "256";
+const _: () = assert!(DEFAULT_CACHE_BYTES == 256 << 20);
+
 /// Most stdin lines answered in one round. Large, so that each table block
 /// a round needs is decoded once for many positions.
 const QUERY_BATCH: usize = 1 << 20;
@@ -112,21 +152,36 @@ const BULK_BYTES: usize = 16 << 10;
 const BULK_WAIT: Duration = Duration::from_millis(10);
 
 impl<K: Answering> Query<'_, K> {
-    /// Answers positions in parallel and writes the answers in input order,
-    /// an error line for each bad one. Returns whether all were answered.
-    fn write_answers(&self, format: Format, texts: &[&str], out: &mut impl Write) -> Result<bool> {
+    /// Answers lines in parallel and writes one answer line per input line,
+    /// in input order, an error line for each bad one. Returns whether all
+    /// were answered.
+    fn write_answers(&self, format: Format, lines: &[Line], out: &mut impl Write) -> Result<bool> {
         /// Answers formatted per unit of parallel work, into one string.
         const CHUNK: usize = 4096;
-        let analyses = answer_many(self.tb, self.captured, texts);
+        let texts: Vec<&str> = lines
+            .iter()
+            .filter_map(|line| match line {
+                Line::Text(text) => Some(*text),
+                Line::Bad { .. } => None,
+            })
+            .collect();
+        let mut answered = answer_many(self.tb, self.captured, &texts).into_iter();
+        let analyses: Vec<Result<Analysed, Failure>> = lines
+            .iter()
+            .map(|line| match line {
+                Line::Text(_) => answered.next().expect("one answer per text"),
+                Line::Bad { failure, .. } => Err(failure.clone()),
+            })
+            .collect();
         let pieces: Vec<(String, bool)> = analyses
             .par_chunks(CHUNK)
-            .zip(texts.par_chunks(CHUNK))
-            .map(|(analyses, texts)| {
+            .zip(lines.par_chunks(CHUNK))
+            .map(|(analyses, lines)| {
                 let mut piece = String::with_capacity(analyses.len() * 48);
                 let mut all_ok = true;
-                for (analysis, text) in analyses.iter().zip(texts) {
+                for (analysis, line) in analyses.iter().zip(lines) {
                     all_ok &= analysis.is_ok();
-                    write_answer(format, analysis, text, &mut piece);
+                    write_answer(format, analysis, line.shown(), &mut piece);
                 }
                 (piece, all_ok)
             })
@@ -146,28 +201,27 @@ impl<K: Answering> Query<'_, K> {
     /// block is decoded once, while a program that writes a line and waits
     /// gets its answer at once.
     fn answer_stream(&self, format: Format, out: &mut impl Write) -> Result<bool> {
-        let (pieces, received) = sync_channel::<Result<String>>(PIECES_IN_FLIGHT);
+        let (pieces, received) = sync_channel::<Result<Vec<u8>>>(PIECES_IN_FLIGHT);
         std::thread::spawn(move || {
             let input = std::io::BufReader::with_capacity(READ_BYTES, std::io::stdin().lock());
             read_pieces(input, pieces)
         });
         let mut all_ok = true;
         while let Ok(first) = received.recv() {
-            let mut text = first?;
-            let mut last_len = text.len();
-            while last_len >= BULK_BYTES && text.len() < QUERY_BATCH * 24 {
+            let mut bytes = first?;
+            let mut last_len = bytes.len();
+            while last_len >= BULK_BYTES && bytes.len() < QUERY_BATCH * 24 {
                 let Ok(piece) = received.recv_timeout(BULK_WAIT) else {
                     break;
                 };
                 let piece = piece?;
-                text.push_str(&piece);
+                bytes.extend_from_slice(&piece);
                 last_len = piece.len();
             }
-            let lines: Vec<&str> = text
-                .lines()
-                .map(str::trim)
-                .filter(|line| !line.is_empty())
-                .collect();
+            // Every line gets its answer line, a blank or undecodable one an
+            // error line, so that answers stay aligned with their input.
+            let text = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+            let lines: Vec<Line> = text.split(|&b| b == b'\n').map(Line::of).collect();
             for round in lines.chunks(QUERY_BATCH) {
                 all_ok &= self.write_answers(format, round, out)?;
             }
@@ -205,7 +259,7 @@ fn write_answer(
 /// Sends the complete lines of each read from `input` as one piece (a line
 /// cut by the end of a read waits for the rest), then a last unterminated
 /// line, if any. Stops at the first error, which it sends on.
-fn read_pieces(mut input: impl BufRead, pieces: SyncSender<Result<String>>) {
+fn read_pieces(mut input: impl BufRead, pieces: SyncSender<Result<Vec<u8>>>) {
     let mut pending: Vec<u8> = Vec::new();
     loop {
         let read = match input.fill_buf() {
@@ -223,20 +277,12 @@ fn read_pieces(mut input: impl BufRead, pieces: SyncSender<Result<String>>) {
         if let Some(end) = pending.iter().rposition(|&b| b == b'\n') {
             let rest = pending.split_off(end + 1);
             let complete = std::mem::replace(&mut pending, rest);
-            if !send_piece(&pieces, complete) {
+            if pieces.send(Ok(complete)).is_err() {
                 return;
             }
         }
     }
     if !pending.is_empty() {
-        send_piece(&pieces, pending);
+        let _ = pieces.send(Ok(pending));
     }
-}
-
-/// Sends `bytes` as a piece of text (an error if they are not UTF-8);
-/// whether the receiver still listens.
-fn send_piece(pieces: &SyncSender<Result<String>>, bytes: Vec<u8>) -> bool {
-    let piece = String::from_utf8(bytes).context("cannot read stdin: not UTF-8 text");
-    let failed = piece.is_err();
-    pieces.send(piece).is_ok() && !failed
 }

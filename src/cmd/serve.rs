@@ -7,10 +7,10 @@ use clap::Args;
 
 #[derive(Args)]
 pub struct ServeArgs {
-    /// Address to listen on (port 0 picks a free port; the address is
-    /// printed).
+    /// Address to listen on, `HOST:PORT` (a host name or an IP address;
+    /// port 0 picks a free port; the address bound is printed).
     #[arg(long, default_value = "127.0.0.1:8080")]
-    addr: std::net::SocketAddr,
+    addr: String,
     /// Table directory (every rule set under it is served).
     #[arg(long, default_value = "tables")]
     dir: PathBuf,
@@ -19,9 +19,15 @@ pub struct ServeArgs {
 /// Binds, prints `listening on http://ADDR` (the real port when given port
 /// 0, so scripts and tests can find the server) and serves until killed.
 pub fn run(args: ServeArgs) -> Result<bool> {
+    if !args.dir.is_dir() {
+        anyhow::bail!(
+            "{}: no such table directory (build tables into it first, or give --dir)",
+            args.dir.display()
+        );
+    }
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(args.addr)
+        let listener = tokio::net::TcpListener::bind(args.addr.as_str())
             .await
             .with_context(|| format!("cannot listen on {}", args.addr))?;
         out!("listening on http://{}", listener.local_addr()?);

@@ -1,5 +1,6 @@
 //! `mancala-tb solve`: the exact value of a start position.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -7,12 +8,12 @@ use anyhow::Result;
 use clap::Args;
 
 use mancala_core::{pit_letter, GameState, Outcome};
-use mancala_engine::{Engine, Limits, LineEnd, Source};
+use mancala_engine::{Engine, Limits, LineEnd, SearchProgress, Source};
 use mancala_probe::{Cycles, Tablebase};
 
-use crate::args::RulesArgs;
+use crate::args::{parse_mib, parse_seconds, RulesArgs};
 use crate::board::start_name;
-use crate::hint::build_command;
+use crate::hint::build_advice;
 use crate::json;
 
 #[derive(Args)]
@@ -28,12 +29,13 @@ pub struct SolveArgs {
     /// One JSON object instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Transposition-table memory, in MiB.
-    #[arg(long, default_value_t = 256)]
-    pub tt_mib: usize,
+    /// Transposition-table memory, in MiB (allocated as the search needs
+    /// it).
+    #[arg(long = "tt-mib", value_name = "MIB", default_value = "256", value_parser = parse_mib)]
+    pub tt_bytes: usize,
     /// Give up after this many seconds (the answer is then marked inexact).
-    #[arg(long)]
-    pub seconds: Option<f64>,
+    #[arg(long, value_parser = parse_seconds)]
+    pub seconds: Option<Duration>,
 }
 
 pub fn run(args: SolveArgs) -> Result<bool> {
@@ -44,21 +46,39 @@ pub fn run(args: SolveArgs) -> Result<bool> {
     let covered = tables.max_level();
     if !args.json && covered.is_none_or(|max| max < stones) {
         eprintln!(
-            "tables of {} in {} go up to {}; searching above them (`{} --stones {stones} --dir {}` makes this a lookup)",
+            "tables of {} in {} go up to {}; searching above them ({})",
             rules.id(),
             args.dir.display(),
             covered.map_or("no level".to_string(), |m| format!("level {m}")),
-            build_command(&rules, Cycles::Even),
-            args.dir.display(),
+            build_advice(&rules, Cycles::Even, stones, Some(&args.dir)),
         );
     }
+    let terminal = std::io::stderr().is_terminal();
+    let mut shown = Duration::ZERO;
     let mut engine = Engine::with_tables(&tables)
-        .with_tt_bytes(args.tt_mib << 20)
+        .with_tt_bytes(args.tt_bytes)
         .with_limits(Limits {
             nodes: None,
-            time: args.seconds.map(Duration::from_secs_f64),
+            time: args.seconds,
+        })
+        .with_progress(|p: &SearchProgress| {
+            // About once a second, on a terminal only: a long search shows
+            // that it goes on.
+            if terminal && p.elapsed >= shown + Duration::from_secs(1) {
+                shown = p.elapsed;
+                let depth = p.depth.map_or(String::new(), |d| format!(", depth {d}"));
+                eprint!(
+                    "\rsearching: {} nodes{depth}, {:.0} s ",
+                    p.nodes,
+                    p.elapsed.as_secs_f64()
+                );
+            }
         });
     let analysis = engine.analyze(&state)?;
+    drop(engine);
+    if terminal && shown > Duration::ZERO {
+        eprintln!();
+    }
     let name = start_name(&rules, args.seeds);
     if args.json {
         let mut json = json::analysis(&analysis);

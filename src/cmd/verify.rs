@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use mancala_core::{Cycles, Rules, Variant, MAX_LEVEL};
-use mancala_format::{dir_name, levels_present, rule_sets, tables_dir, Even, Forced, FormatError};
+use mancala_core::{Cycles, Rules, Variant};
+use mancala_format::{dir_name, level_files, rule_sets, tables_dir, Even, Forced};
 use mancala_verify::{verify, LevelCheck, Recompute};
 
 use crate::args::parse_variant;
@@ -23,6 +23,11 @@ pub struct VerifyArgs {
     /// loaded and their checksums checked): resumes a long verification.
     #[arg(long, default_value_t = 0)]
     from: u32,
+    /// Where levels too large for memory are held as mapped files (default:
+    /// the system's temporary directory); the tables themselves are only
+    /// read, so they may be read-only.
+    #[arg(long)]
+    scratch: Option<PathBuf>,
 }
 
 pub fn run(args: VerifyArgs) -> Result<bool> {
@@ -61,15 +66,56 @@ pub fn run(args: VerifyArgs) -> Result<bool> {
 }
 
 /// Verifies the tables of one rule set and kind; whether every level passed.
-fn verify_kind<K: Recompute>(
-    args: &VerifyArgs,
-    rules: &Rules,
-    name: &str,
-) -> Result<bool, FormatError> {
-    let present = levels_present(&tables_dir(&args.dir, rules, K::CYCLES), MAX_LEVEL);
-    let max = present.checked_sub(1);
-    let checks = verify::<K>(&args.dir, rules, args.from, max, |c| report_check(name, c))?;
-    Ok(checks.iter().all(LevelCheck::ok))
+/// A level missing below the highest file, or a selection with no level to
+/// recompute, is a failure: "all ok" means every level was checked.
+fn verify_kind<K: Recompute>(args: &VerifyArgs, rules: &Rules, name: &str) -> Result<bool> {
+    let files = level_files(&tables_dir(&args.dir, rules, K::CYCLES))?;
+    let Some(&top) = files.last() else {
+        out!("{name}: FAILED: no level files");
+        return Ok(false);
+    };
+    let missing: Vec<u32> = (0..top)
+        .filter(|n| files.binary_search(n).is_err())
+        .collect();
+    if !missing.is_empty() {
+        out!(
+            "{name}: FAILED: level{} {} missing below level {top}",
+            if missing.len() == 1 { "" } else { "s" },
+            ranges(&missing)
+        );
+    }
+    // The levels below the first gap can still be checked.
+    let last = missing.first().map_or(Some(top), |&gap| gap.checked_sub(1));
+    let Some(last) = last.filter(|&last| args.from <= last) else {
+        if missing.is_empty() {
+            out!(
+                "{name}: FAILED: nothing to verify from level {}: the levels end at {top}",
+                args.from
+            );
+        }
+        return Ok(false);
+    };
+    let scratch = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
+    let checks = verify::<K>(&args.dir, rules, args.from, Some(last), &scratch, |c| {
+        report_check(name, c)
+    })?;
+    Ok(missing.is_empty() && checks.iter().all(LevelCheck::ok))
+}
+
+/// `3, 5-7` for levels 3, 5, 6, 7.
+fn ranges(levels: &[u32]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut start = 0;
+    for i in 1..=levels.len() {
+        if i == levels.len() || levels[i] != levels[i - 1] + 1 {
+            parts.push(match i - 1 - start {
+                0 => levels[start].to_string(),
+                _ => format!("{}-{}", levels[start], levels[i - 1]),
+            });
+            start = i;
+        }
+    }
+    parts.join(", ")
 }
 
 /// Prints one verified level (best effort: a closed stdout only loses the

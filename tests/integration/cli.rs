@@ -240,7 +240,7 @@ fn query_reads_positions_from_stdin_in_order() {
         "2,2,2,0,0,0/0,0,0,0,0,2",
         "0,0,0,0,0,3/1,1,2,0,0,0",
     ];
-    let input = format!(" {}\n\n{}\n{}\n", texts[0], texts[1], texts[2]);
+    let input = format!(" {}\n{}\n{}\n", texts[0], texts[1], texts[2]);
     let out = with_stdin(&["query", "--json", "--dir", &path, "-"], &input);
     assert!(out.status.success(), "{}", stderr(&out));
     let answers = json_lines(&stdout(&out));
@@ -248,6 +248,17 @@ fn query_reads_positions_from_stdin_in_order() {
     for (answer, text) in answers.iter().zip(texts) {
         assert_answer_matches(answer, &tb, text);
     }
+    // A blank line gets its own error line, so answers stay aligned with
+    // their lines; the exit status then says not every line was answered.
+    let input = format!("{}\n\n{}\n", texts[0], texts[1]);
+    let out = with_stdin(&["query", "--json", "--dir", &path, "-"], &input);
+    assert!(!out.status.success());
+    let answers = json_lines(&stdout(&out));
+    assert_eq!(answers.len(), 3, "{}", stdout(&out));
+    assert_answer_matches(&answers[0], &tb, texts[0]);
+    assert_eq!(answers[1]["kind"], "notation", "{}", answers[1]);
+    assert!(answers[1]["error"].as_str().unwrap().contains("empty line"));
+    assert_answer_matches(&answers[2], &tb, texts[1]);
 }
 
 /// Without `--json`, stdin gets one line per position: notation, value,
@@ -323,14 +334,22 @@ fn query_stdin_answers_long_input_in_order() {
             "{line} for {pos}"
         );
     }
-    let bad = with_stdin_bytes(
-        &["query", "--dir", &path, "-"],
-        b"1,0,0,0,0,0/0,0,0,0,0,1\n\xff\xfe\n".to_vec(),
-    );
+    // Bytes that are not text cost their own line only: every other line of
+    // the batch is answered, in order.
+    let mut bytes = b"1,0,0,0,0,0/0,0,0,0,0,1\n# caf\xe9\n".to_vec();
+    bytes.extend_from_slice(b"2,0,0,0,0,0/0,0,0,0,0,1\n");
+    let bad = with_stdin_bytes(&["query", "--dir", &path, "-"], bytes);
     assert!(!bad.status.success());
-    let err = stderr(&bad);
-    assert!(err.contains("not UTF-8"), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let text = stdout(&bad);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(lines[0].starts_with("1,0,0,0,0,0/0,0,0,0,0,1 +2"), "{text}");
+    assert!(
+        lines[1].contains("error: bad position: not UTF-8"),
+        "{text}"
+    );
+    assert!(lines[2].starts_with("2,0,0,0,0,0/0,0,0,0,0,1 +3"), "{text}");
+    assert_eq!(stderr(&bad), "");
 }
 
 /// A program that writes one position and waits gets its answer before it

@@ -56,7 +56,7 @@ pub enum NotationError {
         pits: usize,
     },
     /// A row with the wrong number of pits.
-    #[error("'{text}': the {row} row has {found} pits, expected {expected}")]
+    #[error("'{text}': the {row} row has {found} {}, expected {expected}", if *found == 1 { "pit" } else { "pits" })]
     PitCount {
         /// The text given.
         text: String,

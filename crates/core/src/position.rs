@@ -133,16 +133,10 @@ impl Position {
         let mut counts = [0u32; 2 * MAX_PITS];
         let mut filled = 0;
         for (side, row) in [(Row::Mover, mover), (Row::Opponent, opponent)] {
-            let fields = row.split(',').count();
-            if fields != pits {
-                return Err(NotationError::PitCount {
-                    text: text.to_string(),
-                    row: side,
-                    found: fields,
-                    expected: pits,
-                }
-                .into());
-            }
+            // Every field must be a count before the fields are counted:
+            // `4;4,…` is a field that is not a count, not a row of too few
+            // pits.
+            let mut fields = 0;
             for field in row.split(',') {
                 let field = field.trim();
                 if field.is_empty() {
@@ -166,6 +160,16 @@ impl Position {
                     *slot = count;
                 }
                 filled += 1;
+                fields += 1;
+            }
+            if fields != pits {
+                return Err(NotationError::PitCount {
+                    text: text.to_string(),
+                    row: side,
+                    found: fields,
+                    expected: pits,
+                }
+                .into());
             }
         }
         Position::from_counts(pits, &counts[..filled.min(2 * MAX_PITS)])

@@ -199,6 +199,28 @@ pub struct Engine<'a> {
     error: Option<Error>,
     /// Keys of the positions on the current search line (repetitions).
     line: Vec<u128>,
+    /// The depth of the search under way ([`UNLIMITED`] to the end).
+    depth: u16,
+    /// Told how a long search goes ([`Engine::with_progress`]).
+    progress: Option<ProgressHook<'a>>,
+}
+
+/// What [`Engine::with_progress`] keeps.
+type ProgressHook<'a> = Box<dyn FnMut(&SearchProgress) + 'a>;
+
+/// Searched nodes between two progress reports.
+const PROGRESS_NODES: u64 = 1 << 20;
+
+/// How far a search has come, for a progress display.
+#[derive(Clone, Copy, Debug)]
+pub struct SearchProgress {
+    /// Nodes searched by the engine so far.
+    pub nodes: u64,
+    /// The iterative deepening's depth (Oware family), or `None` for a
+    /// search to the end of every line (Kalah).
+    pub depth: Option<u16>,
+    /// Time since the current call began.
+    pub elapsed: Duration,
 }
 
 impl<'a> Engine<'a> {
@@ -230,6 +252,8 @@ impl<'a> Engine<'a> {
             depth_cut: false,
             error: None,
             line: Vec::new(),
+            depth: 0,
+            progress: None,
         }
     }
 
@@ -257,10 +281,12 @@ impl<'a> Engine<'a> {
                 .is_some_and(|t| self.started.elapsed() >= t)
     }
 
-    /// Sets the transposition table's size to about `bytes` (a power of
-    /// two of entries, allocated on first search).
+    /// Sets the transposition table's size to at most `bytes` (the largest
+    /// power of two of entries that fits, at least one), allocated zeroed on
+    /// the first search, so that pages never written cost no memory.
     pub fn with_tt_bytes(mut self, bytes: usize) -> Self {
-        self.tt_entries = (bytes / TT_ENTRY_BYTES).max(1).next_power_of_two();
+        let entries = (bytes / TT_ENTRY_BYTES).max(1);
+        self.tt_entries = 1 << entries.ilog2();
         self.tt.clear();
         self
     }
@@ -436,7 +462,7 @@ impl<'a> Engine<'a> {
     /// deepened otherwise, until proven or out of budget.
     fn search_root(&mut self, pos: &Position) -> Result<Score> {
         if self.tt.is_empty() {
-            self.tt = vec![[0u64; 3]; self.tt_entries];
+            self.tt = zeroed_table(self.tt_entries)?;
         }
         self.aborted = false;
         let cycles = self.rules.variant().can_cycle();
@@ -444,6 +470,7 @@ impl<'a> Engine<'a> {
         let mut depth = if cycles { 2 } else { UNLIMITED };
         loop {
             self.depth_cut = false;
+            self.depth = depth;
             let (value, exact) = self.mtdf(pos, guess, depth);
             if let Some(e) = self.error.take() {
                 return Err(e);
@@ -485,11 +512,33 @@ impl<'a> Engine<'a> {
         (g, lower_proven && upper_proven)
     }
 
-    fn out_of_budget(&self) -> bool {
+    fn out_of_budget(&mut self) -> bool {
+        if self.nodes.is_multiple_of(PROGRESS_NODES) {
+            self.report_progress();
+        }
         self.limits
             .nodes
             .is_some_and(|n| self.nodes - self.nodes_at_start >= n)
             || (self.nodes.is_multiple_of(1024) && self.past_deadline())
+    }
+
+    /// Tells the progress hook, if any, how far the search has come.
+    fn report_progress(&mut self) {
+        let progress = SearchProgress {
+            nodes: self.nodes,
+            depth: (self.depth != UNLIMITED).then_some(self.depth),
+            elapsed: self.started.elapsed(),
+        };
+        if let Some(report) = self.progress.as_mut() {
+            report(&progress);
+        }
+    }
+
+    /// Calls `report` every so many nodes of a search, so that a long
+    /// search can show that it goes on.
+    pub fn with_progress(mut self, report: impl FnMut(&SearchProgress) + 'a) -> Self {
+        self.progress = Some(Box::new(report));
+        self
     }
 
     /// Fail-soft negamax alpha-beta: the value of `pos` for the player to
@@ -589,6 +638,26 @@ impl<'a> Engine<'a> {
         }
         .pack();
         (best, proven)
+    }
+}
+
+/// A transposition table of `entries` empty slots, or an error if the
+/// memory cannot be had: zeroed by the allocator (fresh pages from the OS,
+/// not written), where `vec!` would abort the process on failure.
+fn zeroed_table(entries: usize) -> Result<Vec<[u64; 3]>> {
+    let too_large = || Error::OutOfMemory {
+        bytes: entries.saturating_mul(TT_ENTRY_BYTES),
+    };
+    let layout = std::alloc::Layout::array::<[u64; 3]>(entries).map_err(|_| too_large())?;
+    // SAFETY: the layout has a non-zero size (`entries ≥ 1`); the pointer is
+    // checked, then owned by a vector of exactly that layout, whose
+    // all-zero elements are valid `[u64; 3]`s.
+    unsafe {
+        let ptr = std::alloc::alloc_zeroed(layout) as *mut [u64; 3];
+        if ptr.is_null() {
+            return Err(too_large());
+        }
+        Ok(Vec::from_raw_parts(ptr, entries, entries))
     }
 }
 

@@ -9,6 +9,12 @@ pub enum Error {
     /// A table lookup failed (a damaged or vanished table file).
     #[error(transparent)]
     Tables(#[from] mancala_probe::Error),
+    /// The transposition table's memory could not be had.
+    #[error("cannot allocate {bytes} bytes for the transposition table")]
+    OutOfMemory {
+        /// The bytes asked for.
+        bytes: usize,
+    },
 }
 
 /// Result with the engine's [`Error`].

@@ -29,7 +29,9 @@ mod engine;
 mod error;
 mod tournament;
 
-pub use engine::{Analysis, Engine, Limits, LineEnd, MoveAnalysis, Score, Source, MAX_LINE};
+pub use engine::{
+    Analysis, Engine, Limits, LineEnd, MoveAnalysis, Score, SearchProgress, Source, MAX_LINE,
+};
 pub use error::{Error, Result};
 pub use tournament::{
     progress_ranks, ProgressRanks, TournamentChoice, TournamentMove, TournamentPlayer,

@@ -6,7 +6,17 @@
 //! when it is decoded; [`TableFile::check_file_checksum`] checks the whole
 //! file. A truncated, corrupted or mismatched file is an error, never a
 //! panic or a wrong value.
+//!
+//! A file is read one of two ways ([`Access`]). Mapped (the default) is the
+//! fastest, and assumes the file does not change while it is open: a file
+//! truncated under a mapping makes the process fault when it touches the
+//! lost pages. Read keeps the header and the block index in memory and
+//! reads each block with a positioned read: a file changed under it gives
+//! errors (checksums, short reads), never a fault, which is what a server
+//! needs. [`TableFile::changed_on_disk`] tells that the file at the path is
+//! no longer the one opened.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::marker::PhantomData;
 use std::ops::Deref;
@@ -41,11 +51,57 @@ struct Layout {
     data: (u64, u64),
 }
 
+/// How a table file's bytes are read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Access {
+    /// Memory-mapped: the fastest; the file must not change while open.
+    #[default]
+    Mapped,
+    /// Positioned reads of each block: a file that changes while open gives
+    /// errors, never a fault.
+    Read,
+}
+
+/// Where a file's bytes come from.
+enum Source {
+    Mapped(Mmap),
+    /// The open file, and its bytes up to the end of the block index.
+    Read {
+        file: File,
+        head: Vec<u8>,
+    },
+}
+
+/// What identifies the file a path named when it was opened: a file
+/// renamed over it, rewritten or truncated no longer matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    #[cfg(unix)]
+    inode: (u64, u64),
+}
+
+impl Stamp {
+    fn of(metadata: &std::fs::Metadata) -> Stamp {
+        #[cfg(unix)]
+        use std::os::unix::fs::MetadataExt;
+        Stamp {
+            len: metadata.len(),
+            modified: metadata.modified().ok(),
+            #[cfg(unix)]
+            inode: (metadata.dev(), metadata.ino()),
+        }
+    }
+}
+
 /// An open, validated table file of either kind: what `info` lists. Probes
 /// and builds read it through [`Table`], which knows its kind.
 pub struct TableFile {
     path: PathBuf,
-    map: Mmap,
+    source: Source,
+    len: u64,
+    stamp: Stamp,
     header: Header,
     layout: Layout,
     decoder: Decoder,
@@ -54,27 +110,66 @@ pub struct TableFile {
 }
 
 impl TableFile {
-    /// Opens and validates the table file at `path`, whatever it holds.
+    /// Opens and validates the table file at `path`, whatever it holds,
+    /// mapped.
     pub fn open(path: &Path) -> Result<TableFile, FormatError> {
+        TableFile::open_with(path, Access::Mapped)
+    }
+
+    /// Opens and validates the table file at `path`, read as `access`
+    /// says.
+    pub fn open_with(path: &Path, access: Access) -> Result<TableFile, FormatError> {
         let file = File::open(path).map_err(|e| FormatError::io(path, e))?;
-        // SAFETY: table files are written once and renamed into place; they
-        // are never modified while mapped by this program.
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| FormatError::io(path, e))?;
-        let (header, layout) = parse_layout(path, &map)?;
+        let metadata = file.metadata().map_err(|e| FormatError::io(path, e))?;
+        let len = metadata.len();
+        let (source, header, layout) = match access {
+            Access::Mapped => {
+                // SAFETY: table files are written once and renamed into
+                // place; a mapped table must not change while open (see the
+                // module's documentation; servers read with `Access::Read`).
+                let map = unsafe { Mmap::map(&file) }.map_err(|e| FormatError::io(path, e))?;
+                let _ = map.advise(Advice::Random);
+                let (header, layout, _) =
+                    parse_layout(path, len, |at, n| Ok(map[at..at + n].into()))?;
+                (Source::Mapped(map), header, layout)
+            }
+            Access::Read => {
+                let read =
+                    |at: usize, n: usize| read_exactly(&file, path, at as u64, n).map(Cow::Owned);
+                let (header, layout, head) = parse_layout(path, len, read)?;
+                let head = head.into_owned();
+                (Source::Read { file, head }, header, layout)
+            }
+        };
         let decoder = header
             .value_model()
             .expect("parse_layout checks the model")
             .decoder();
         let contexts = header.mover_contexts();
-        let _ = map.advise(Advice::Random);
         Ok(TableFile {
             path: path.to_path_buf(),
-            map,
+            source,
+            len,
+            stamp: Stamp::of(&metadata),
             header,
             layout,
             decoder,
             contexts,
         })
+    }
+
+    /// Whether the file at this table's path is not the one opened any
+    /// more: removed, replaced, rewritten or truncated.
+    pub fn changed_on_disk(&self) -> bool {
+        std::fs::metadata(&self.path).map_or(true, |m| Stamp::of(&m) != self.stamp)
+    }
+
+    /// The bytes from the start of the file to the end of its block index.
+    fn head(&self) -> &[u8] {
+        match &self.source {
+            Source::Mapped(map) => map,
+            Source::Read { head, .. } => head,
+        }
     }
 
     /// The file's header.
@@ -89,7 +184,7 @@ impl TableFile {
 
     /// The file's size in bytes.
     pub fn bytes(&self) -> u64 {
-        self.map.len() as u64
+        self.len
     }
 
     /// Every stored symbol: [`Header::symbols_per_position`] per position.
@@ -111,11 +206,36 @@ impl TableFile {
         Ok((at / block_size, (at % block_size) as usize * per_position))
     }
 
+    /// The CRC-32 of the whole file (all but its last 8 bytes) as the file
+    /// stores it: the same for the same table on any machine.
+    pub fn stored_checksum(&self) -> Result<u32, FormatError> {
+        let at = self.len as usize - TRAILER;
+        match &self.source {
+            Source::Mapped(map) => Ok(read_u32(map, at)),
+            Source::Read { file, .. } => {
+                Ok(read_u32(&read_exactly(file, &self.path, at as u64, 4)?, 0))
+            }
+        }
+    }
+
     /// Checks the CRC-32 of the whole file.
     pub fn check_file_checksum(&self) -> Result<(), FormatError> {
-        let body = &self.map[..self.map.len() - TRAILER];
-        let stored = read_u32(&self.map, self.map.len() - TRAILER);
-        if crc32fast::hash(body) != stored {
+        let body = self.len as usize - TRAILER;
+        let (crc, stored) = match &self.source {
+            Source::Mapped(map) => (crc32fast::hash(&map[..body]), read_u32(map, body)),
+            Source::Read { file, .. } => {
+                let mut crc = crc32fast::Hasher::new();
+                let mut at = 0;
+                while at < body {
+                    let n = (body - at).min(1 << 20);
+                    crc.update(&read_exactly(file, &self.path, at as u64, n)?);
+                    at += n;
+                }
+                let trailer = read_exactly(file, &self.path, body as u64, 4)?;
+                (crc.finalize(), read_u32(&trailer, 0))
+            }
+        };
+        if crc != stored {
             return Err(self.corrupted("whole-file checksum mismatch".into()));
         }
         Ok(())
@@ -161,8 +281,8 @@ impl TableFile {
         let data = self.block_data(block)?;
         let first = self.first_position(block);
         match &self.contexts {
-            Some(c) => self.decoder.decode_prefix(data, out, c.walk(first)),
-            None => self.decoder.decode_prefix(data, out, Uniform.walk(first)),
+            Some(c) => self.decoder.decode_prefix(&data, out, c.walk(first)),
+            None => self.decoder.decode_prefix(&data, out, Uniform.walk(first)),
         }
         .map_err(|e| self.corrupted(format!("block {block} does not decode: {e:?}")))
     }
@@ -174,8 +294,8 @@ impl TableFile {
         let data = self.block_data(block)?;
         let first = self.first_position(block);
         match &self.contexts {
-            Some(c) => self.decoder.decode_at(data, offset, c.walk(first)),
-            None => self.decoder.decode_at(data, offset, Uniform.walk(first)),
+            Some(c) => self.decoder.decode_at(&data, offset, c.walk(first)),
+            None => self.decoder.decode_at(&data, offset, Uniform.walk(first)),
         }
         .map_err(|e| self.corrupted(format!("block {block} does not decode: {e:?}")))
     }
@@ -185,8 +305,8 @@ impl TableFile {
         let data = self.block_data(block)?;
         let first = self.first_position(block);
         match &self.contexts {
-            Some(c) => self.decoder.decode_block(data, out, c.walk(first)),
-            None => self.decoder.decode_block(data, out, Uniform.walk(first)),
+            Some(c) => self.decoder.decode_block(&data, out, c.walk(first)),
+            None => self.decoder.decode_block(&data, out, Uniform.walk(first)),
         }
         .map_err(|e| self.corrupted(format!("block {block} does not decode: {e:?}")))
     }
@@ -197,7 +317,7 @@ impl TableFile {
     }
 
     /// The coded bytes of block `block`, bounds- and checksum-checked.
-    fn block_data(&self, block: u64) -> Result<&[u8], FormatError> {
+    fn block_data(&self, block: u64) -> Result<Cow<'_, [u8]>, FormatError> {
         let b = block as usize;
         let start = self.block_start(b);
         let end = if b + 1 < self.header.block_count as usize {
@@ -209,9 +329,14 @@ impl TableFile {
         if !(first <= start && start <= end && end <= last) {
             return Err(self.corrupted(format!("block {block} lies outside the data")));
         }
-        let data = &self.map[start as usize..end as usize];
-        let crc = read_u32(&self.map, self.layout.index + b * INDEX_ENTRY + 4);
-        if crc32fast::hash(data) != crc {
+        let data: Cow<[u8]> = match &self.source {
+            Source::Mapped(map) => map[start as usize..end as usize].into(),
+            Source::Read { file, .. } => {
+                read_exactly(file, &self.path, start, (end - start) as usize)?.into()
+            }
+        };
+        let crc = read_u32(self.head(), self.layout.index + b * INDEX_ENTRY + 4);
+        if crc32fast::hash(&data) != crc {
             return Err(self.corrupted(format!("block {block} checksum mismatch")));
         }
         Ok(data)
@@ -219,8 +344,9 @@ impl TableFile {
 
     /// Where block `b` begins: its group's base plus its relative offset.
     fn block_start(&self, b: usize) -> u64 {
-        let base = read_u64(&self.map, self.layout.bases + 8 * (b / GROUP_BLOCKS));
-        let relative = read_u32(&self.map, self.layout.index + b * INDEX_ENTRY);
+        let head = self.head();
+        let base = read_u64(head, self.layout.bases + 8 * (b / GROUP_BLOCKS));
+        let relative = read_u32(head, self.layout.index + b * INDEX_ENTRY);
         base.saturating_add(relative as u64)
     }
 
@@ -262,10 +388,19 @@ impl<K: TableKind> Deref for Table<K> {
 }
 
 impl<K: TableKind> Table<K> {
-    /// Opens and validates the table at `path`, which must be of kind `K`
-    /// and, with `expected`, of that rule set and level.
+    /// Opens and validates the table at `path`, mapped, which must be of
+    /// kind `K` and, with `expected`, of that rule set and level.
     pub fn open(path: &Path, expected: Option<TableId>) -> Result<Table<K>, FormatError> {
-        let table = TableFile::open(path)?.into_kind::<K>()?;
+        Table::open_with(path, expected, Access::Mapped)
+    }
+
+    /// [`Table::open`], read as `access` says.
+    pub fn open_with(
+        path: &Path,
+        expected: Option<TableId>,
+        access: Access,
+    ) -> Result<Table<K>, FormatError> {
+        let table = TableFile::open_with(path, access)?.into_kind::<K>()?;
         if let Some(expected) = expected {
             let header = table.header();
             let found = TableId {
@@ -323,20 +458,55 @@ fn read_u64(bytes: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
 }
 
-/// Checks the fixed parts of a mapped file and returns its header and
-/// layout. Every offset is bounds-checked before it is used; each block's
-/// own bounds are checked when it is read.
-fn parse_layout(path: &Path, bytes: &[u8]) -> Result<(Header, Layout), FormatError> {
+/// Reads exactly `n` bytes of `file` at `at`: a file shorter than that now
+/// (truncated since it was opened) is a corrupted table, not a fault.
+fn read_exactly(file: &File, path: &Path, at: u64, n: usize) -> Result<Vec<u8>, FormatError> {
+    let mut bytes = vec![0u8; n];
+    read_at(file, &mut bytes, at).map_err(|e| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => {
+            FormatError::corrupted(path, "the file is shorter than when it was opened")
+        }
+        _ => FormatError::io(path, e),
+    })?;
+    Ok(bytes)
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, out: &mut [u8], at: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.read_exact_at(out, at)
+}
+
+#[cfg(not(unix))]
+fn read_at(file: &File, out: &mut [u8], at: u64) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = file;
+    file.seek(SeekFrom::Start(at))?;
+    file.read_exact(out)
+}
+
+/// Checks the fixed parts of a file of `len` bytes and returns its header,
+/// its layout and its bytes up to the end of the block index; `read(at, n)`
+/// gives the `n` bytes at `at` (all in range).
+/// Every offset is bounds-checked before it is read; each block's own
+/// bounds are checked when it is read.
+fn parse_layout<'a>(
+    path: &Path,
+    len: u64,
+    read: impl Fn(usize, usize) -> Result<Cow<'a, [u8]>, FormatError>,
+) -> Result<(Header, Layout, Cow<'a, [u8]>), FormatError> {
     let corrupted = |what: &str| FormatError::corrupted(path, what);
-    if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
+    let len = usize::try_from(len).map_err(|_| corrupted("larger than memory can address"))?;
+    if len < MAGIC.len() || &read(0, MAGIC.len())?[..] != MAGIC {
         return Err(FormatError::BadMagic {
             path: path.to_path_buf(),
         });
     }
-    if bytes.len() < 16 + TRAILER {
+    if len < 16 + TRAILER {
         return Err(corrupted("truncated header"));
     }
-    let version = read_u32(bytes, 8);
+    let start = read(0, 16)?;
+    let version = read_u32(&start, 8);
     if version != FORMAT_VERSION {
         return Err(FormatError::UnsupportedVersion {
             path: path.to_path_buf(),
@@ -344,20 +514,20 @@ fn parse_layout(path: &Path, bytes: &[u8]) -> Result<(Header, Layout), FormatErr
             expected: FORMAT_VERSION,
         });
     }
-    if &bytes[bytes.len() - 4..] != END_MARKER {
+    if &read(len - 4, 4)?[..] != END_MARKER {
         return Err(corrupted("no end marker: truncated or incomplete file"));
     }
-    let header_len = read_u32(bytes, 12) as usize;
+    let header_len = read_u32(&start, 12) as usize;
     let header_end = 16usize
         .checked_add(header_len)
-        .filter(|&e| e <= bytes.len() - TRAILER);
+        .filter(|&e| e <= len - TRAILER);
     let header_end = header_end.ok_or_else(|| corrupted("header length beyond the file"))?;
+    let header_bytes = read(16, header_len)?;
     // The limit keeps a corrupted length field from asking for a huge
     // allocation before the checksum below can reject the header.
     let config = bincode::config::standard().with_limit::<HEADER_LIMIT>();
-    let (raw, used): (RawHeader, usize) =
-        bincode::decode_from_slice(&bytes[16..header_end], config)
-            .map_err(|e| corrupted(&format!("header does not decode: {e}")))?;
+    let (raw, used): (RawHeader, usize) = bincode::decode_from_slice(&header_bytes, config)
+        .map_err(|e| corrupted(&format!("header does not decode: {e}")))?;
     if used != header_len {
         return Err(corrupted("header length mismatch"));
     }
@@ -366,21 +536,22 @@ fn parse_layout(path: &Path, bytes: &[u8]) -> Result<(Header, Layout), FormatErr
     let blocks = raw.block_count() as usize;
     let index_end = blocks
         .checked_mul(INDEX_ENTRY)
-        .and_then(|len| len.checked_add(8 * blocks.div_ceil(GROUP_BLOCKS)))
-        .and_then(|len| header_end.checked_add(len))
-        .filter(|&e| e + 4 <= bytes.len() - TRAILER)
+        .and_then(|n| n.checked_add(8 * blocks.div_ceil(GROUP_BLOCKS)))
+        .and_then(|n| header_end.checked_add(n))
+        .filter(|&e| e + 4 <= len - TRAILER)
         .ok_or_else(|| corrupted("block index beyond the file"))?;
-    if crc32fast::hash(&bytes[..index_end]) != read_u32(bytes, index_end) {
+    let head = read(0, index_end + 4)?;
+    if crc32fast::hash(&head[..index_end]) != read_u32(&head, index_end) {
         return Err(corrupted("header checksum mismatch"));
     }
     let header = Header::from_raw(raw).map_err(|what| corrupted(&what))?;
     let layout = Layout {
         index: header_end,
         bases: header_end + blocks * INDEX_ENTRY,
-        data: ((index_end + 4) as u64, (bytes.len() - TRAILER) as u64),
+        data: ((index_end + 4) as u64, (len - TRAILER) as u64),
     };
-    if blocks > 0 && read_u64(bytes, layout.bases) != layout.data.0 {
+    if blocks > 0 && read_u64(&head, layout.bases) != layout.data.0 {
         return Err(corrupted("the first block does not start the data"));
     }
-    Ok((header, layout))
+    Ok((header, layout, head))
 }

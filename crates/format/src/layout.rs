@@ -54,6 +54,27 @@ pub fn levels_present(dir: &Path, max_level: u32) -> u32 {
         .count() as u32
 }
 
+/// Every level that has a file in `dir`, ascending, gaps and all (a
+/// missing directory has none).
+pub fn level_files(dir: &Path) -> Result<Vec<u32>, FormatError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(FormatError::io(dir, e)),
+    };
+    let mut levels: Vec<u32> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter_map(|name| {
+            let digits = name.strip_prefix("level-")?.strip_suffix(".mtb")?;
+            let level: u32 = digits.parse().ok()?;
+            (level_file_name(level) == name).then_some(level)
+        })
+        .collect();
+    levels.sort_unstable();
+    Ok(levels)
+}
+
 /// The rule sets and kinds of table that have a directory under `root`
 /// (named by [`dir_name`]), sorted by name. Other directories are ignored.
 pub fn rule_sets(root: &Path) -> Result<Vec<(Rules, Cycles)>, FormatError> {

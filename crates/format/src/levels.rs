@@ -11,6 +11,7 @@
 use std::fs::OpenOptions;
 use std::marker::PhantomData;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use mancala_core::{rank, Position};
 use memmap2::{Mmap, MmapMut};
@@ -121,29 +122,39 @@ impl Levels<Even> {
 }
 
 /// A scratch directory for decoded levels too large to hold in memory.
-/// It is emptied when created and removed when dropped (mappings stay
-/// valid until they are dropped too).
+/// Nothing touches the disk until the first such level: the directory is
+/// then created (emptied first if a killed run left it), and it is removed
+/// when the `Scratch` is dropped (mappings stay valid until they are
+/// dropped too). So a run that maps nothing writes nothing, and works on a
+/// read-only directory.
 pub struct Scratch {
     dir: PathBuf,
     mapped_min_positions: u64,
+    /// Whether the directory was created, and so is to be removed.
+    created: AtomicBool,
 }
 
 impl Scratch {
-    /// Creates (or empties) the scratch directory `dir`; levels of at least
-    /// `mapped_min_positions` positions go to mapped files.
-    pub fn create(
-        dir: impl Into<PathBuf>,
-        mapped_min_positions: u64,
-    ) -> Result<Scratch, FormatError> {
-        let dir = dir.into();
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).map_err(|e| FormatError::io(&dir, e))?;
-        }
-        std::fs::create_dir_all(&dir).map_err(|e| FormatError::io(&dir, e))?;
-        Ok(Scratch {
-            dir,
+    /// Scratch space in `dir`, for levels of at least
+    /// `mapped_min_positions` positions.
+    pub fn new(dir: impl Into<PathBuf>, mapped_min_positions: u64) -> Scratch {
+        Scratch {
+            dir: dir.into(),
             mapped_min_positions,
-        })
+            created: AtomicBool::new(false),
+        }
+    }
+
+    /// Creates the directory (emptied) on first use.
+    fn ready(&self) -> Result<(), FormatError> {
+        if !self.created.load(Relaxed) {
+            if self.dir.exists() {
+                std::fs::remove_dir_all(&self.dir).map_err(|e| FormatError::io(&self.dir, e))?;
+            }
+            std::fs::create_dir_all(&self.dir).map_err(|e| FormatError::io(&self.dir, e))?;
+            self.created.store(true, Relaxed);
+        }
+        Ok(())
     }
 
     /// Appends level `n`'s `symbols` to `levels`.
@@ -189,6 +200,7 @@ impl Scratch {
     }
 
     fn new_level_file(&self, n: u32, len: usize) -> Result<MmapMut, FormatError> {
+        self.ready()?;
         let path = self.path(n);
         let file = OpenOptions::new()
             .read(true)
@@ -214,6 +226,8 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if *self.created.get_mut() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
 }

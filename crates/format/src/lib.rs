@@ -40,13 +40,14 @@ pub use encoding::{
     EntryReader, Full, MoverContexts, Restoring, SolvedValues, ValueEncoding, Window, MOVER_CAP,
 };
 pub use error::{FormatError, TableId};
-pub use file::{Table, TableFile};
+pub use file::{Access, Table, TableFile};
 pub use header::{
     histogram, Header, END_MARKER, FORMAT_VERSION, INDEX_SCHEME, MAGIC, MAX_BLOCK_SIZE,
 };
 pub use kind::{Even, Forced, TableKind};
 pub use layout::{
-    dir_name, level_file_name, level_path, levels_present, parse_dir_name, rule_sets, tables_dir,
+    dir_name, level_file_name, level_files, level_path, levels_present, parse_dir_name, rule_sets,
+    tables_dir,
 };
 pub use levels::{Levels, Scratch, MAPPED_MIN_POSITIONS};
-pub use write::{encode_blocks, EncodedTable};
+pub use write::{encode_blocks, temporary_path, EncodedTable, TEMPORARY_SUFFIX};

@@ -9,7 +9,7 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
@@ -48,6 +48,19 @@ fn code(header: &Header, symbols: &[i8], first: u64, contexts: &impl Contexts) -
         .map(|(b, chunk)| model.encode_block(chunk, contexts.walk(first + b as u64 * block_size)))
         .collect()
 }
+
+/// Where a file being written to `path` lives until it is complete:
+/// `<name>.<pid>.tmp` beside it, so that two writers never share one, and
+/// readers, which open only final names, never see it.
+pub fn temporary_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".{}{TEMPORARY_SUFFIX}", std::process::id()));
+    path.with_file_name(name)
+}
+
+/// The suffix of every temporary file: what a writer holding the directory
+/// may sweep away as left by a killed run.
+pub const TEMPORARY_SUFFIX: &str = ".tmp";
 
 impl EncodedTable {
     /// Codes every symbol of a level (`header.positions` positions).
@@ -108,19 +121,24 @@ impl EncodedTable {
         Ok(self.bytes())
     }
 
-    /// Writes the file at `path` atomically: to `path.tmp` first, synced,
-    /// then renamed over `path`, so a killed writer never leaves a file
-    /// that looks complete. Returns its size in bytes.
+    /// Writes the file at `path` atomically: to a temporary file of this
+    /// process first ([`temporary_path`]), synced, then renamed over
+    /// `path`, so a killed writer never leaves a file that looks complete.
+    /// On an error (a full disk) the temporary file is removed. Returns the
+    /// file's size in bytes.
     pub fn write_file(&self, path: &Path) -> Result<u64, FormatError> {
-        let tmp = path.with_extension("mtb.tmp");
+        let tmp = temporary_path(path);
         let write = || -> std::io::Result<u64> {
             let mut file = std::io::BufWriter::new(File::create(&tmp)?);
             let bytes = self.write_to(&mut file)?;
             file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+            std::fs::rename(&tmp, path)?;
             Ok(bytes)
         };
-        let bytes = write().map_err(|e| FormatError::io(&tmp, e))?;
-        std::fs::rename(&tmp, path).map_err(|e| FormatError::io(path, e))?;
+        let bytes = write().map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            FormatError::io(path, e)
+        })?;
         if let Some(dir) = path.parent() {
             // Make the rename itself durable; not every platform can open a
             // directory, and the data is already safe, so failure is ignored.
@@ -170,7 +188,7 @@ mod tests {
         let path = dir.path().join("level-009.mtb");
         assert_eq!(whole.write_file(&path).unwrap(), bytes.len() as u64);
         assert_eq!(std::fs::read(&path).unwrap(), bytes);
-        assert!(!path.with_extension("mtb.tmp").exists());
+        assert!(!temporary_path(&path).exists());
         let table = TableFile::open(&path).unwrap();
         table.check_file_checksum().unwrap();
         assert_eq!(table.decode_all().unwrap(), symbols);

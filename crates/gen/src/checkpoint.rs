@@ -21,6 +21,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU8;
 use std::time::Duration;
 
+use mancala_format::temporary_path;
+
 use crate::error::BuildError;
 use crate::solve::LevelState;
 
@@ -66,7 +68,7 @@ pub(crate) fn save(
     next_threshold: u32,
     arrays: &[&[AtomicU8]],
 ) -> Result<(), BuildError> {
-    let tmp = path.with_extension("ckpt.tmp");
+    let tmp = temporary_path(path);
     let positions = arrays.first().map_or(0, |a| a.len());
     let write = || -> std::io::Result<()> {
         if let Some(dir) = path.parent() {
@@ -90,9 +92,12 @@ pub(crate) fn save(
         out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         std::fs::rename(&tmp, path)
     };
-    write().map_err(|source| BuildError::Io {
-        path: path.to_path_buf(),
-        source,
+    write().map_err(|source| {
+        let _ = std::fs::remove_file(&tmp);
+        BuildError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
     })
 }
 

@@ -23,6 +23,27 @@ pub enum BuildError {
         /// The largest block size.
         max: u32,
     },
+    /// Another build holds the table directory.
+    #[error("{} is being built by another build ({holder}); wait for it to end, or build with --wait", dir.display())]
+    Locked {
+        /// The rule set's table directory.
+        dir: PathBuf,
+        /// What the lock file says of its holder.
+        holder: String,
+    },
+    /// A present level was stored other than the build asks: a build never
+    /// mixes encodings or block sizes in one set.
+    #[error("level {level} in {} is stored {found}, but {asked} was asked; build with the options these tables were built with to extend them, or with --force to rebuild them", dir.display())]
+    Mismatch {
+        /// The rule set's table directory.
+        dir: PathBuf,
+        /// The first level stored otherwise.
+        level: u32,
+        /// How it is stored: encoding and block size.
+        found: String,
+        /// How the build would store it.
+        asked: String,
+    },
     /// A table file could not be written, or a present one read.
     #[error(transparent)]
     Format(#[from] FormatError),

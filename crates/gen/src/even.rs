@@ -48,6 +48,16 @@ impl Solve for Even {
         value
     }
 
+    /// Kalah tables store every value whatever was asked: the compact
+    /// encoding does not apply there.
+    fn stored_encoding(rules: &Rules, asked: Encoding) -> Encoding {
+        if asked.applies_to(rules) {
+            asked
+        } else {
+            Encoding::Full
+        }
+    }
+
     fn to_store<'a>(
         rules: &Rules,
         n: u32,
@@ -56,13 +66,7 @@ impl Solve for Even {
         block_size: u32,
     ) -> (Header, Cow<'a, [i8]>) {
         let values = &solution.symbols[..];
-        // Kalah tables store every value whatever was asked: the compact
-        // encoding does not apply there.
-        let encoding = if encoding.applies_to(rules) {
-            encoding
-        } else {
-            Encoding::Full
-        };
+        let encoding = Even::stored_encoding(rules, encoding);
         let exit_best = solution
             .exit_best
             .as_deref()

@@ -89,6 +89,10 @@ impl Solve for Forced {
 
     /// Forced tables store their symbols as they are, whatever encoding
     /// even tables were asked for.
+    fn stored_encoding(_rules: &Rules, _asked: Encoding) -> Encoding {
+        Encoding::Full
+    }
+
     fn to_store<'a>(
         rules: &Rules,
         n: u32,

@@ -28,6 +28,7 @@ mod error;
 mod even;
 mod exchange;
 mod forced;
+mod lock;
 mod pipeline;
 mod rss;
 mod solve;
@@ -38,6 +39,7 @@ pub use error::BuildError;
 pub use even::EvenState;
 pub use exchange::{Exchange, LocalExchange};
 pub use forced::ForcedState;
+pub use lock::LOCK_FILE;
 pub use pipeline::{
     build, solve_in_memory, solve_level, BuildObserver, BuildOptions, LevelReport, Quiet,
     CHECKPOINT_DIR, DEFAULT_CHECKPOINT_EVERY, SCRATCH_DIR,

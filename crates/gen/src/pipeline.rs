@@ -9,12 +9,13 @@ use std::time::{Duration, Instant};
 
 use mancala_core::{Cycles, LevelIndex, Rules, MAX_LEVEL};
 use mancala_format::{
-    level_path, tables_dir, EncodedTable, Encoding, Even, Forced, Header, Levels, Scratch, Table,
-    TableId, MAPPED_MIN_POSITIONS, MAX_BLOCK_SIZE,
+    dir_name, level_path, tables_dir, EncodedTable, Encoding, Even, Forced, Header, Levels,
+    Scratch, Table, TableId, MAPPED_MIN_POSITIONS, MAX_BLOCK_SIZE,
 };
 
 use crate::checkpoint::Checkpoints;
 use crate::error::BuildError;
+use crate::lock;
 use crate::rss::{peak_rss_bytes, reset_peak_rss};
 use crate::solve::{Solution, Solve};
 use crate::strategy::{LevelJob, Retrograde, Strategy};
@@ -52,6 +53,12 @@ pub struct BuildOptions {
     /// Save a level's state at most this often while solving it, so a killed
     /// build resumes inside the level (`None`: only whole levels are kept).
     pub checkpoint_every: Option<Duration>,
+    /// Where lower levels held as mapped files go (`None`: the tables'
+    /// directory's `scratch/`); created only when a level is that large.
+    pub scratch: Option<PathBuf>,
+    /// If another build holds the directory, wait for it to end rather than
+    /// fail ([`BuildError::Locked`]).
+    pub wait_for_lock: bool,
 }
 
 impl BuildOptions {
@@ -67,6 +74,8 @@ impl BuildOptions {
             encoding: Encoding::default(),
             mapped_min_positions: MAPPED_MIN_POSITIONS,
             checkpoint_every: Some(DEFAULT_CHECKPOINT_EVERY),
+            scratch: None,
+            wait_for_lock: false,
         }
     }
 
@@ -147,6 +156,9 @@ impl LevelReport {
 
 /// Hooks for progress display; every method has an empty default.
 pub trait BuildObserver: Sync {
+    /// The build knows what it will solve: `work` units in all, over every
+    /// level it builds (an overall progress display's length).
+    fn build_started(&self, _work: u64) {}
     /// A level starts being solved; it is `work` units long (see
     /// [`LevelJob::progress`]).
     fn level_started(&self, _level: u32, _positions: u64, _work: u64) {}
@@ -183,14 +195,40 @@ fn prepare(options: &BuildOptions) -> Result<PathBuf, BuildError> {
     Ok(dir)
 }
 
-/// The levels of one kind, in order.
+/// The levels of one kind, in order. Present levels are read without the
+/// directory's lock, so a complete set builds (reuses) on a read-only
+/// disk; a build with levels to write takes the lock, sweeps what killed
+/// builds left, and looks again at what is present.
 fn build_kind<K: Solve>(
     options: &BuildOptions,
     dir: &Path,
     observer: &dyn BuildObserver,
 ) -> Result<Vec<LevelReport>, BuildError> {
-    let (present, last_to_build) = present_tables::<K>(options, dir);
-    let scratch = Scratch::create(dir.join(SCRATCH_DIR), options.mapped_min_positions)?;
+    let (mut present, mut last_to_build) = present_tables::<K>(options, dir)?;
+    let _lock = match last_to_build {
+        Some(_) => {
+            let held = lock::lock(dir, options.wait_for_lock)?;
+            lock::sweep_temporaries(dir);
+            (present, last_to_build) = present_tables::<K>(options, dir)?;
+            Some(held)
+        }
+        None => None,
+    };
+    let scratch_dir = match &options.scratch {
+        Some(scratch) => scratch.join(format!(
+            "{}-{}",
+            dir_name(&options.rules, K::CYCLES),
+            std::process::id()
+        )),
+        None => dir.join(SCRATCH_DIR),
+    };
+    let scratch = Scratch::new(scratch_dir, options.mapped_min_positions);
+    let work: u64 = (0..=options.max_stones)
+        .zip(&present)
+        .filter(|(_, table)| table.is_none())
+        .map(|(n, _)| 2 * LevelIndex::new(options.rules.pits(), n).count())
+        .sum();
+    observer.build_started(work);
     let mut solved = Levels::<K>::new();
     let mut reports = Vec::new();
     for (n, existing) in (0..=options.max_stones).zip(present) {
@@ -215,17 +253,21 @@ fn build_kind<K: Solve>(
     }
     // Every level is stored: no checkpoint is left (removes the directory
     // only if it is empty).
-    let _ = std::fs::remove_dir(dir.join(CHECKPOINT_DIR));
+    if last_to_build.is_some() {
+        let _ = std::fs::remove_dir(dir.join(CHECKPOINT_DIR));
+    }
     Ok(reports)
 }
 
 /// The valid tables already present for each level (none with `force`),
 /// and the last level that must be built, if any. Levels above it need
-/// not be read at all.
+/// not be read at all. A present level stored in another encoding or block
+/// size than the build's is an error: one set never mixes them.
+#[allow(clippy::type_complexity)]
 fn present_tables<K: Solve>(
     options: &BuildOptions,
     dir: &Path,
-) -> (Vec<Option<Table<K>>>, Option<usize>) {
+) -> Result<(Vec<Option<Table<K>>>, Option<usize>), BuildError> {
     let present: Vec<Option<Table<K>>> = (0..=options.max_stones)
         .map(|n| {
             (!options.force)
@@ -233,8 +275,27 @@ fn present_tables<K: Solve>(
                 .flatten()
         })
         .collect();
+    let asked = (
+        K::stored_encoding(&options.rules, options.encoding),
+        options.block_size(),
+    );
+    for table in present.iter().flatten() {
+        let header = table.header();
+        let found = (header.encoding, header.block_size);
+        if found != asked {
+            let describe = |(encoding, block_size): (Encoding, u32)| {
+                format!("{} in blocks of {block_size}", encoding.cli_name())
+            };
+            return Err(BuildError::Mismatch {
+                dir: dir.to_path_buf(),
+                level: header.level,
+                found: describe(found),
+                asked: describe(asked),
+            });
+        }
+    }
     let last_to_build = present.iter().rposition(Option::is_none);
-    (present, last_to_build)
+    Ok((present, last_to_build))
 }
 
 /// The table of level `n` if its file is present and passes every check.

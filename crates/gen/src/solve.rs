@@ -30,8 +30,13 @@ pub trait Solve: TableKind {
     /// The summary of a terminal position of `n` stones worth `value`.
     fn terminal(n: u32, value: i32) -> Self::Exits;
 
+    /// The encoding a level of `rules` is stored in when `asked` is asked
+    /// for: the one asked where the kind and the rule set allow it.
+    fn stored_encoding(rules: &Rules, asked: Encoding) -> Encoding;
+
     /// The header and the symbols to store for a solved level, with the
-    /// encoding asked for where the kind and the rule set allow it.
+    /// encoding asked for where the kind and the rule set allow it
+    /// ([`Solve::stored_encoding`]).
     fn to_store<'a>(
         rules: &Rules,
         n: u32,

@@ -1,6 +1,5 @@
 //! The decoded-block cache of a tablebase.
 
-use std::num::NonZeroUsize;
 use std::sync::Arc;
 
 use lru::LruCache;
@@ -17,7 +16,11 @@ pub(crate) type BlockKey = (u32, u64);
 /// decoded.
 pub(crate) struct BlockCache {
     pub(crate) decoded: LruCache<BlockKey, Arc<[i8]>>,
+    /// Blocks missed once, at most `remembered` of them. Unbounded to the
+    /// map itself, which then grows as blocks are missed instead of being
+    /// allocated for its whole capacity up front.
     missed_once: LruCache<BlockKey, ()>,
+    remembered: usize,
     /// Bytes of decoded symbols held.
     held: usize,
     capacity: usize,
@@ -29,10 +32,10 @@ const SMALLEST_BLOCK: usize = 512;
 
 impl BlockCache {
     pub(crate) fn new(capacity: usize) -> BlockCache {
-        let remembered = NonZeroUsize::new(capacity / SMALLEST_BLOCK).unwrap_or(NonZeroUsize::MIN);
         BlockCache {
             decoded: LruCache::unbounded(),
-            missed_once: LruCache::new(remembered),
+            missed_once: LruCache::unbounded(),
+            remembered: (capacity / SMALLEST_BLOCK).max(1),
             held: 0,
             capacity,
         }
@@ -44,6 +47,9 @@ impl BlockCache {
         let seen_before = self.missed_once.pop(&key).is_some();
         if !seen_before {
             self.missed_once.put(key, ());
+            if self.missed_once.len() > self.remembered {
+                self.missed_once.pop_lru();
+            }
         }
         seen_before
     }

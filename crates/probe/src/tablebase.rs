@@ -9,8 +9,8 @@ use mancala_core::{
     rank, Bounds, Cycles, MoveValue, NotationError, Position, Rules, Successors, MAX_LEVEL,
 };
 use mancala_format::{
-    level_path, levels_present, tables_dir, EntryReader, Even, Forced, FormatError, Table, TableId,
-    TableKind, Window,
+    level_path, levels_present, tables_dir, Access, EntryReader, Even, Forced, FormatError, Table,
+    TableId, TableKind, Window,
 };
 
 use crate::cache::BlockCache;
@@ -31,6 +31,8 @@ pub struct Tablebase<K: TableKind = Even> {
     rules: Rules,
     root: PathBuf,
     dir: PathBuf,
+    /// How level files are read.
+    access: Access,
     levels: Vec<OnceLock<Table<K>>>,
     cache: Mutex<BlockCache>,
     /// The cache's capacity in bytes, known without taking the lock.
@@ -48,11 +50,25 @@ impl<K: TableKind> Tablebase<K> {
     }
 
     /// Like [`Tablebase::open`], with about `cache_bytes` of decoded blocks
-    /// kept (0: none).
+    /// kept (0: none). The cache's memory is taken only as blocks are
+    /// kept.
     pub fn open_with_cache(
         root: impl AsRef<Path>,
         rules: Rules,
         cache_bytes: usize,
+    ) -> Result<Tablebase<K>> {
+        Tablebase::open_with(root, rules, cache_bytes, Access::Mapped)
+    }
+
+    /// Like [`Tablebase::open_with_cache`], with level files read as
+    /// `access` says: [`Access::Read`] for a process whose files may change
+    /// under it (a server), which then gets errors, never a fault, and can
+    /// ask [`Tablebase::changed_on_disk`] when to open the tables afresh.
+    pub fn open_with(
+        root: impl AsRef<Path>,
+        rules: Rules,
+        cache_bytes: usize,
+        access: Access,
     ) -> Result<Tablebase<K>> {
         let root = root.as_ref().to_path_buf();
         let dir = tables_dir(&root, &rules, K::CYCLES);
@@ -61,6 +77,7 @@ impl<K: TableKind> Tablebase<K> {
             rules,
             root,
             dir,
+            access,
             levels: (0..present).map(|_| OnceLock::new()).collect(),
             cache: Mutex::new(BlockCache::new(cache_bytes)),
             cache_capacity: cache_bytes,
@@ -123,9 +140,22 @@ impl<K: TableKind> Tablebase<K> {
             rules: self.rules,
             level: n,
         };
-        let table = Table::open(&level_path(&self.dir, n), Some(expected))
+        let table = Table::open_with(&level_path(&self.dir, n), Some(expected), self.access)
             .map_err(|source| self.table_error(n, source))?;
         Ok(cell.get_or_init(|| table))
+    }
+
+    /// Whether the tables on disk are not the ones this tablebase holds:
+    /// a level file it opened was removed, replaced, rewritten or truncated,
+    /// or levels were added or removed. A process that must follow its
+    /// files opens the tables afresh then.
+    pub fn changed_on_disk(&self) -> bool {
+        levels_present(&self.dir, MAX_LEVEL) as usize != self.levels.len()
+            || self
+                .levels
+                .iter()
+                .filter_map(OnceLock::get)
+                .any(|table| table.changed_on_disk())
     }
 
     /// A table file's error, with the level it concerns.

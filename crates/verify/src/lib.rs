@@ -22,14 +22,10 @@ use std::path::Path;
 
 use mancala_core::{Bounds, LevelIndex, Position, Rules, Successors};
 use mancala_format::{
-    histogram, level_path, levels_present, tables_dir, Even, Forced, FormatError, Levels, Scratch,
-    Table, TableId, TableKind, MAPPED_MIN_POSITIONS,
+    dir_name, histogram, level_path, levels_present, tables_dir, Even, Forced, FormatError, Levels,
+    Scratch, Table, TableId, TableKind, MAPPED_MIN_POSITIONS,
 };
 use rayon::prelude::*;
-
-/// Subdirectory of a rule set's tables holding verification scratch files
-/// (apart from a build's, so both may run at once).
-pub const VERIFY_SCRATCH_DIR: &str = "verify-scratch";
 
 /// The outcome of verifying one level of a table of kind `K`.
 #[derive(Clone, Debug)]
@@ -99,19 +95,27 @@ impl Recompute for Forced {
 /// `root` (up to the last level present if `max` is `None`), calling
 /// `report` after each one. The levels below `from` are loaded (their
 /// checksums are checked) but not recomputed: this resumes a long
-/// verification. Stops at the first file that is missing, fails its
-/// checksums or does not decode.
+/// verification. Levels too large to hold in memory are held as mapped
+/// files in a directory of their own under `scratch` (so the tables may
+/// be read-only), created only if needed and removed at the end. Stops at
+/// the first file that is missing, fails its checksums or does not decode.
 pub fn verify<K: Recompute>(
     root: &Path,
     rules: &Rules,
     from: u32,
     max: Option<u32>,
+    scratch: &Path,
     mut report: impl FnMut(&LevelCheck<K>),
 ) -> Result<Vec<LevelCheck<K>>, FormatError> {
     let dir = tables_dir(root, rules, K::CYCLES);
     let last =
         max.unwrap_or_else(|| levels_present(&dir, mancala_core::MAX_LEVEL).saturating_sub(1));
-    let scratch = Scratch::create(dir.join(VERIFY_SCRATCH_DIR), MAPPED_MIN_POSITIONS)?;
+    let name = format!(
+        "mancala-tb-verify-{}-{}",
+        dir_name(rules, K::CYCLES),
+        std::process::id()
+    );
+    let scratch = Scratch::new(scratch.join(name), MAPPED_MIN_POSITIONS);
     let mut levels = Levels::<K>::new();
     let mut checks = Vec::new();
     for n in 0..=last {

@@ -254,7 +254,8 @@ fn built_tables_answer_what_the_solver_found() {
             }) => assert_eq!((expected, found), (Cycles::Even, Cycles::Forced)),
             other => panic!("a forced file read as even values: {other:?}"),
         }
-        let checks = verify::<Forced>(dir.path(), &rules, 0, None, |_| {}).unwrap();
+        let checks =
+            verify::<Forced>(dir.path(), &rules, 0, None, &std::env::temp_dir(), |_| {}).unwrap();
         assert_eq!(checks.len(), max as usize + 1);
         assert!(checks.iter().all(|c| c.ok()));
     }

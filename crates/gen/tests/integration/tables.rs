@@ -682,7 +682,8 @@ fn a_bit_flip_in_a_data_block_is_detected() {
         tb.value(&six[outside as usize]).unwrap(),
         values[outside as usize] as i32
     );
-    let err = verify::<Even>(dir.path(), &rules, 0, None, |_| {}).unwrap_err();
+    let err =
+        verify::<Even>(dir.path(), &rules, 0, None, &std::env::temp_dir(), |_| {}).unwrap_err();
     assert_eq!(kind(&err), "Corrupted", "verify: {err}");
 
     // A flip in the whole-file checksum itself: values are still right,
@@ -900,14 +901,25 @@ fn missing_files_are_reported() {
 fn verify_passes_good_tables_and_finds_wrong_values() {
     let (dir, rules, solved) = small_oware();
     let mut seen = Vec::new();
-    let checks = verify::<Even>(dir.path(), &rules, 0, None, |c| seen.push(c.level)).unwrap();
+    let checks = verify::<Even>(dir.path(), &rules, 0, None, &std::env::temp_dir(), |c| {
+        seen.push(c.level)
+    })
+    .unwrap();
     assert_eq!(seen, (0..=6).collect::<Vec<_>>());
     assert_eq!(checks.len(), 7);
     for c in &checks {
         assert!(c.ok(), "level {}: {c:?}", c.level);
         assert_eq!(c.positions, LevelIndex::new(6, c.level).count());
     }
-    let checks = verify::<Even>(dir.path(), &rules, 0, Some(4), |_| {}).unwrap();
+    let checks = verify::<Even>(
+        dir.path(),
+        &rules,
+        0,
+        Some(4),
+        &std::env::temp_dir(),
+        |_| {},
+    )
+    .unwrap();
     assert_eq!(checks.len(), 5);
 
     // One wrong value in level 5, written as a well-formed file.
@@ -933,7 +945,8 @@ fn verify_passes_good_tables_and_finds_wrong_values() {
         "probes trust the file"
     );
 
-    let checks = verify::<Even>(dir.path(), &rules, 0, None, |_| {}).unwrap();
+    let checks =
+        verify::<Even>(dir.path(), &rules, 0, None, &std::env::temp_dir(), |_| {}).unwrap();
     assert_eq!(checks.len(), 7);
     for c in &checks[..5] {
         assert!(c.ok(), "level {} below the damage: {c:?}", c.level);
@@ -954,13 +967,22 @@ fn verify_passes_good_tables_and_finds_wrong_values() {
     let mut header = Header::for_symbols::<Even>(&rules, n, &values, 1024);
     header.histogram = histogram(solved.symbols(n));
     write_table(&path, &header, &values);
-    let checks = verify::<Even>(dir.path(), &rules, 0, Some(n), |_| {}).unwrap();
+    let checks = verify::<Even>(
+        dir.path(),
+        &rules,
+        0,
+        Some(n),
+        &std::env::temp_dir(),
+        |_| {},
+    )
+    .unwrap();
     assert!(!checks[5].histogram_ok);
     assert!(!checks[5].ok());
 
     // Restored, everything passes again.
     fs::write(&path, original).unwrap();
-    let checks = verify::<Even>(dir.path(), &rules, 0, None, |_| {}).unwrap();
+    let checks =
+        verify::<Even>(dir.path(), &rules, 0, None, &std::env::temp_dir(), |_| {}).unwrap();
     assert!(checks.iter().all(|c| c.ok()));
 }
 
