@@ -200,6 +200,14 @@ struct Shared {
 }
 
 impl Shared {
+    fn new(root: PathBuf) -> Shared {
+        Shared {
+            root,
+            open: RwLock::new(HashMap::new()),
+            searches: Semaphore::new(CONCURRENT_SEARCHES),
+        }
+    }
+
     /// The tablebase of `rules`, opened on first use. Opening maps nothing
     /// yet (levels are mapped when probed), so a rule set without tables is
     /// an empty tablebase whose probes are `OutOfRange`; it is not kept, so
@@ -245,6 +253,13 @@ impl Shared {
     }
 }
 
+/// The API over the tables under `root`, without the file watching and
+/// the connection limits of [`serve`]: for tests and fuzz targets that call
+/// it in-process.
+pub fn app(root: PathBuf) -> Router {
+    router(Arc::new(Shared::new(root)))
+}
+
 /// The API over the tables `shared` holds.
 fn router(shared: Arc<Shared>) -> Router {
     Router::new()
@@ -273,19 +288,19 @@ fn router(shared: Arc<Shared>) -> Router {
 }
 
 /// Connections served at once; more wait to be accepted.
-const MAX_CONNECTIONS: usize = 512;
+pub const MAX_CONNECTIONS: usize = 512;
 
 /// Longest wait for a request's headers, on a new connection or an idle
 /// kept-alive one: a client that sends nothing is let go.
-const HEADER_TIME: Duration = Duration::from_secs(10);
+pub const HEADER_TIME: Duration = Duration::from_secs(10);
 
 /// Longest time for a whole request, its body read and answered included
 /// (a game-state analysis takes at most [`ANALYZE_TIME`] and the wait for
 /// a search slot).
-const REQUEST_TIME: Duration = Duration::from_secs(60);
+pub const REQUEST_TIME: Duration = Duration::from_secs(60);
 
 /// How often the tables' files are checked for changes.
-const REFRESH_EVERY: Duration = Duration::from_secs(1);
+pub const REFRESH_EVERY: Duration = Duration::from_secs(1);
 
 /// A request too large by its `Content-Length` is refused before its body
 /// is read, and no request runs longer than [`REQUEST_TIME`].
@@ -316,11 +331,7 @@ async fn within_limits(request: axum::extract::Request, next: middleware::Next) 
 /// checked every [`REFRESH_EVERY`]: a rule set whose files changed is
 /// opened afresh by the next request.
 pub async fn serve(listener: tokio::net::TcpListener, root: PathBuf) -> std::io::Result<()> {
-    let shared = Arc::new(Shared {
-        root,
-        open: RwLock::new(HashMap::new()),
-        searches: Semaphore::new(CONCURRENT_SEARCHES),
-    });
+    let shared = Arc::new(Shared::new(root));
     let watched = shared.clone();
     tokio::spawn(async move {
         loop {

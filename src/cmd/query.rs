@@ -218,17 +218,43 @@ impl<K: Answering> Query<'_, K> {
                 bytes.extend_from_slice(&piece);
                 last_len = piece.len();
             }
-            // Every line gets its answer line, a blank or undecodable one an
-            // error line, so that answers stay aligned with their input.
-            let text = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
-            let lines: Vec<Line> = text.split(|&b| b == b'\n').map(Line::of).collect();
-            for round in lines.chunks(QUERY_BATCH) {
-                all_ok &= self.write_answers(format, round, out)?;
-            }
+            all_ok &= self.write_lines(format, &bytes, out)?;
             out.flush()?;
         }
         Ok(all_ok)
     }
+
+    /// Answers the lines of `bytes`, one answer line each, in rounds of at
+    /// most [`QUERY_BATCH`]. Every line gets its answer line, a blank or
+    /// undecodable one an error line, so that answers stay aligned with
+    /// their input.
+    fn write_lines(&self, format: Format, bytes: &[u8], out: &mut impl Write) -> Result<bool> {
+        if bytes.is_empty() {
+            return Ok(true);
+        }
+        let text = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        let lines: Vec<Line> = text.split(|&b| b == b'\n').map(Line::of).collect();
+        let mut all_ok = true;
+        for round in lines.chunks(QUERY_BATCH) {
+            all_ok &= self.write_answers(format, round, out)?;
+        }
+        Ok(all_ok)
+    }
+}
+
+/// Answers `bytes` as `query -` answers its input, one line out per line in
+/// (JSON objects with `json`), into `out`; whether every line was answered.
+/// What the command does with each round of its stdin, for tests and fuzz
+/// targets.
+pub fn answer_lines<K: Answering>(
+    tb: &Tablebase<K>,
+    captured: (u32, u32),
+    json: bool,
+    bytes: &[u8],
+    out: &mut impl Write,
+) -> Result<bool> {
+    let format = if json { Format::Json } else { Format::Line };
+    Query { tb, captured }.write_lines(format, bytes, out)
 }
 
 /// Appends one answer, or the failure for `text`, as a line (a board

@@ -16,20 +16,20 @@ use tempfile::TempDir;
 use crate::{binary, mancala_tb};
 
 /// The directory of `rules`' even tables under `root`.
-fn tables_dir(root: &Path, rules: &Rules) -> std::path::PathBuf {
+pub(crate) fn tables_dir(root: &Path, rules: &Rules) -> std::path::PathBuf {
     mancala_format::tables_dir(root, rules, Cycles::Even)
 }
 
-fn stdout(out: &Output) -> String {
+pub(crate) fn stdout(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).expect("UTF-8 stdout")
 }
 
-fn stderr(out: &Output) -> String {
+pub(crate) fn stderr(out: &Output) -> String {
     String::from_utf8(out.stderr.clone()).expect("UTF-8 stderr")
 }
 
 /// Runs the command and insists that it succeeds; returns its stdout.
-fn ok(args: &[&str]) -> String {
+pub(crate) fn ok(args: &[&str]) -> String {
     let out = mancala_tb(args);
     assert!(
         out.status.success(),
@@ -43,7 +43,7 @@ fn ok(args: &[&str]) -> String {
 
 /// Runs the command and insists that it fails with one `mancala-tb:` line on
 /// stderr; returns that line.
-fn fails(args: &[&str]) -> String {
+pub(crate) fn fails(args: &[&str]) -> String {
     let out = mancala_tb(args);
     let err = stderr(&out);
     assert!(
@@ -57,13 +57,13 @@ fn fails(args: &[&str]) -> String {
 }
 
 /// Runs the binary with `input` on its stdin.
-fn with_stdin(args: &[&str], input: &str) -> Output {
+pub(crate) fn with_stdin(args: &[&str], input: &str) -> Output {
     with_stdin_bytes(args, input.as_bytes().to_vec())
 }
 
 /// Runs the binary with `input` on its stdin, written from another thread
 /// so that a large input and a large output cannot block each other.
-fn with_stdin_bytes(args: &[&str], input: Vec<u8>) -> Output {
+pub(crate) fn with_stdin_bytes(args: &[&str], input: Vec<u8>) -> Output {
     let mut child = binary()
         .args(args)
         .stdin(Stdio::piped())
@@ -82,7 +82,7 @@ fn with_stdin_bytes(args: &[&str], input: Vec<u8>) -> Output {
 }
 
 /// Builds oware-6 levels 0..=`stones` into a fresh directory with the CLI.
-fn built(stones: u32) -> (TempDir, String) {
+pub(crate) fn built(stones: u32) -> (TempDir, String) {
     let dir = TempDir::new().unwrap();
     let path = dir.path().to_str().unwrap().to_string();
     ok(&[
@@ -97,11 +97,11 @@ fn built(stones: u32) -> (TempDir, String) {
     (dir, path)
 }
 
-fn oware() -> Rules {
+pub(crate) fn oware() -> Rules {
     Rules::new(Variant::Oware, 6).unwrap()
 }
 
-fn json_lines(text: &str) -> Vec<Json> {
+pub(crate) fn json_lines(text: &str) -> Vec<Json> {
     text.lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}")))
         .collect()

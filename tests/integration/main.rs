@@ -2,6 +2,7 @@
 //! HTTP server and the web board, each driven as a user would.
 
 mod cli;
+mod edges;
 mod server;
 mod web;
 
@@ -32,11 +33,17 @@ struct Served {
 
 impl Served {
     fn start(root: &Path) -> Served {
+        Served::start_at(root, "127.0.0.1:0")
+    }
+
+    /// The server on `addr` (`HOST:PORT`).
+    fn start_at(root: &Path, addr: &str) -> Served {
         let mut shell = Command::new("sh")
             .arg("-c")
-            .arg(r#""$0" serve --addr 127.0.0.1:0 --dir "$1" & server=$!; read -r _; kill $server"#)
+            .arg(r#""$0" serve --addr "$2" --dir "$1" & server=$!; read -r _; kill $server"#)
             .arg(env!("CARGO_BIN_EXE_mancala-tb"))
             .arg(root)
+            .arg(addr)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()

@@ -699,6 +699,25 @@ mod tests {
             }
         }
     }
+    /// A transposition table larger than the machine can give is an error,
+    /// not an aborted process.
+    #[test]
+    fn a_transposition_table_too_large_is_an_error() {
+        let rules = Rules::new(Variant::Kalah, 3).unwrap();
+        let state = GameState::start(&rules, 2).unwrap();
+        let mut engine = Engine::new(rules).with_tt_bytes(1 << 62);
+        match engine.analyze(&state) {
+            Err(Error::OutOfMemory { bytes }) => assert!(bytes >= 1 << 61, "{bytes}"),
+            other => panic!(
+                "an impossible table allocated: {:?}",
+                other.map(|a| a.value)
+            ),
+        }
+        // Asked for less than an entry: one entry, and the search works.
+        let mut engine = Engine::new(rules).with_tt_bytes(1);
+        assert!(engine.analyze(&state).unwrap().exact);
+    }
+
     /// A deadline bounds a whole analysis, not only each search: without
     /// tables a 24-stone Oware analysis would run a search per move and per
     /// ply.

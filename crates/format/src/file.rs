@@ -553,5 +553,12 @@ fn parse_layout<'a>(
     if blocks > 0 && read_u64(&head, layout.bases) != layout.data.0 {
         return Err(corrupted("the first block does not start the data"));
     }
+    // Every coded block holds at least its two rANS states (8 bytes): a
+    // header claiming more blocks than the data can hold is damaged, and
+    // would otherwise make a reader allocate for positions that are not
+    // there.
+    if (blocks as u64).saturating_mul(8) > layout.data.1 - layout.data.0 {
+        return Err(corrupted("more blocks than the data can hold"));
+    }
     Ok((header, layout, head))
 }

@@ -192,5 +192,17 @@ mod tests {
         let table = TableFile::open(&path).unwrap();
         table.check_file_checksum().unwrap();
         assert_eq!(table.decode_all().unwrap(), symbols);
+
+        // A write that fails after the temporary file was written (here the
+        // rename, onto a directory) leaves nothing behind.
+        let blocked = dir.path().join("level-010.mtb");
+        std::fs::create_dir(&blocked).unwrap();
+        std::fs::write(blocked.join("keep"), b"x").unwrap();
+        assert!(whole.write_file(&blocked).is_err());
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left.len(), 2, "only the table and the directory: {left:?}");
     }
 }

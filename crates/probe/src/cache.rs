@@ -73,6 +73,31 @@ impl BlockCache {
 mod tests {
     use super::*;
 
+    /// A cache asked for more memory than any machine has takes none until
+    /// blocks are kept: its bookkeeping grows as blocks are missed (it was
+    /// once allocated whole, and a huge capacity aborted the process).
+    #[test]
+    fn a_huge_cache_costs_nothing_until_it_is_used() {
+        let mut cache = BlockCache::new(usize::MAX / 2);
+        assert!(!cache.admits((0, 0)), "first miss");
+        assert!(cache.admits((0, 0)), "second miss");
+        cache.keep((0, 0), vec![1i8; 512].into());
+        assert_eq!(cache.held, 512);
+    }
+
+    /// The cache remembers at most as many missed blocks as its capacity
+    /// has room for blocks of the smallest size.
+    #[test]
+    fn missed_blocks_are_remembered_within_bounds() {
+        let mut cache = BlockCache::new(4 * SMALLEST_BLOCK);
+        for block in 0..100 {
+            cache.admits((0, block));
+        }
+        assert_eq!(cache.missed_once.len(), 4);
+        assert!(cache.admits((0, 99)), "recently missed, still remembered");
+        assert!(!cache.admits((0, 0)), "missed long ago, forgotten");
+    }
+
     /// The cache holds at most its capacity in decoded bytes, whatever the
     /// block sizes, and evicts the least recently used first.
     #[test]

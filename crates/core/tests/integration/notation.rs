@@ -257,3 +257,18 @@ fn picture_shows_the_opponent_row_reversed_on_top() {
     assert_eq!(col(lines[bottom_letters], "a"), col(lines[bottom], "1"));
     assert_eq!(col(lines[bottom_letters], "f"), col(lines[bottom], "6"));
 }
+
+/// Errors name what the user typed wrong: a separator that is not a comma
+/// makes a field that is not a count (not a row of too few pits), and one
+/// pit is a pit.
+#[test]
+fn errors_name_the_field_at_fault_in_plain_words() {
+    let msg = notation_error(6, "4;4,4,4,4,4/4,4,4,4,4,4");
+    assert_mentions(&msg, &["'4;4'", "not a stone count"]);
+    let msg = notation_error(6, "4/4,4,4,4,4,4");
+    assert!(msg.contains("has 1 pit, expected 6"), "{msg}");
+    let msg = notation_error(6, "4,4/4,4,4,4,4,4");
+    assert!(msg.contains("has 2 pits, expected 6"), "{msg}");
+    let msg = notation_error(1, "1,2/3");
+    assert!(msg.contains("has 2 pits, expected 1"), "{msg}");
+}

@@ -1,0 +1,90 @@
+//! The `mancala-tb` application: the command line, the HTTP server and the
+//! web board, over the library crates.
+//!
+//! This library is the binary's own code, public so that its integration
+//! tests and fuzz targets can reach it; it is not an API for programs,
+//! which use `mancala-probe`, `mancala-gen` and the other library crates.
+//! Each subcommand is a module of [`cmd`]; `query` and `serve` share one
+//! answer path ([`answer`]) and one JSON schema ([`json`]).
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// `println!` that returns an error (e.g. a closed pipe) instead of
+/// panicking. Declared before the modules, which all print through it.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        {
+            use std::io::Write as _;
+            writeln!(std::io::stdout(), $($arg)*)?
+        }
+    };
+}
+
+pub mod answer;
+mod args;
+mod board;
+pub mod cmd;
+mod hint;
+pub mod json;
+mod machine;
+pub mod server;
+
+/// Perfect-play endgame tables for mancala games (Oware, Awari, Wari, Kalah).
+#[derive(Parser)]
+#[command(name = "mancala-tb", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Solve levels 0..=N and write one compressed table file per level.
+    Build(cmd::build::BuildArgs),
+    /// Exact value and move values of positions (`-` reads stdin, one per line).
+    Query(cmd::query::QueryArgs),
+    /// List the tables present: levels, positions, sizes, checksums, values.
+    Info(cmd::info::InfoArgs),
+    /// Check checksums and recompute every stored value from the tables.
+    Verify(cmd::verify::VerifyArgs),
+    /// Exact value of a start position and a perfect game (tables below,
+    /// search above).
+    Solve(cmd::solve::SolveArgs),
+    /// Play a game in the terminal against the perfect engine.
+    Play(cmd::play::PlayArgs),
+    /// Answer positions and game states over HTTP/JSON.
+    Serve(cmd::serve::ServeArgs),
+}
+
+/// Runs the command line: parses the arguments, runs the subcommand, and
+/// prints a failure as one line on stderr.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Build(args) => cmd::build::run(args),
+        Command::Query(args) => cmd::query::run(args),
+        Command::Info(args) => cmd::info::run(args),
+        Command::Verify(args) => cmd::verify::run(args),
+        Command::Solve(args) => cmd::solve::run(args),
+        Command::Play(args) => cmd::play::run(args),
+        Command::Serve(args) => cmd::serve::run(args),
+    };
+    match outcome {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        // The reader went away (`mancala-tb info | head`): nothing to say.
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mancala-tb: {}", hint::message(&e));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|cause| cause.downcast_ref::<std::io::Error>())
+        .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+}

@@ -1,0 +1,322 @@
+//! The edges a demanding user hits: options out of range, files changed or
+//! damaged under a running server, odd bytes in a batch, read-only tables,
+//! two builds at once, stale temporary files, options that do not fit the
+//! tables present, advice the machine cannot follow, and clients that hold
+//! connections or announce huge bodies. Each gives a clear one-line error
+//! or the right answer, never a panic (exit 101), an abort (134) or a
+//! signal.
+
+use std::fs;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::os::unix::process::ExitStatusExt;
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use mancala_core::Cycles;
+use mancala_format::{level_file_name, tables_dir};
+use mancala_gen::LOCK_FILE;
+use serde_json::Value as Json;
+
+use crate::cli::{built, fails, json_lines, oware, stderr, stdout, with_stdin_bytes};
+use crate::{mancala_tb, Served};
+
+/// Neither a panic, an abort nor a signal: a clean exit with `code`.
+fn assert_clean_exit(out: &Output, code: i32, what: &str) {
+    assert_eq!(out.status.signal(), None, "{what}: killed by a signal");
+    assert_eq!(out.status.code(), Some(code), "{what}: {}", stderr(out));
+}
+
+#[test]
+fn time_and_memory_options_out_of_range_are_usage_errors() {
+    for args in [
+        &["solve", "--seeds", "1", "--seconds", "1e20"][..],
+        &["solve", "--seeds", "1", "--seconds", "inf"],
+        &["solve", "--seeds", "1", "--seconds", "NaN"],
+        &["solve", "--seeds", "1", "--seconds=-1"],
+        &["play", "--seeds", "1", "--seconds", "1e300"],
+        &["play", "--seconds", "NaN"],
+        &[
+            "query",
+            "--cache-mib",
+            "100000000",
+            "1,0,0,0,0,0/1,0,0,0,0,0",
+        ],
+        &[
+            "solve",
+            "--rules",
+            "kalah",
+            "--pits",
+            "4",
+            "--seeds",
+            "2",
+            "--tt-mib",
+            "100000000",
+        ],
+        &["build", "--stones", "3", "--threads", "100000"],
+    ] {
+        let out = mancala_tb(args);
+        assert_clean_exit(&out, 2, &format!("{args:?}"));
+        let err = stderr(&out);
+        assert!(err.starts_with("error: invalid value"), "{args:?}: {err}");
+    }
+    let err = fails(&["query", "--empty-capture=false", "1,0,0,0,0,0/1,0,0,0,0,0"]);
+    assert!(err.contains("kalah option"), "{err}");
+}
+
+#[test]
+fn advice_fits_the_machine() {
+    let (_dir, path) = built(4);
+    let err = fails(&["query", "--dir", &path, "255,0,0,0,0,0/0,0,0,0,0,0"]);
+    assert!(err.contains("no table holds more than 127"), "{err}");
+    assert!(!err.contains("mancala-tb build"), "{err}");
+    let err = fails(&["query", "--dir", &path, "40,8,0,0,0,0/0,0,0,0,0,0"]);
+    assert!(
+        err.contains("needs about") && err.contains("memory"),
+        "{err}"
+    );
+    let err = fails(&["query", "--dir", &path, "6,0,0,0,0,0/0,0,0,0,0,0"]);
+    assert!(
+        err.contains("mancala-tb build --rules oware --pits 6 --stones 6"),
+        "{err}"
+    );
+    let err = fails(&["build", "--stones", "200", "--dir", &path]);
+    assert!(err.contains("at most 127 stones"), "{err}");
+}
+
+/// A damaged block fails the positions that need it, and only them.
+#[test]
+fn a_damaged_block_fails_only_the_positions_that_need_it() {
+    let (dir, path) = built(6);
+    let (intact, intact_path) = built(6);
+    let file = tables_dir(dir.path(), &oware(), Cycles::Even).join(level_file_name(6));
+    let mut bytes = fs::read(&file).unwrap();
+    // A byte in the middle of the data: one block of 512 positions.
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x20;
+    fs::write(&file, bytes).unwrap();
+    let index = mancala_core::LevelIndex::new(6, 6);
+    let mut input = Vec::new();
+    for at in (0..index.count()).step_by(7) {
+        input.extend_from_slice(index.unrank(at).to_string().as_bytes());
+        input.push(b'\n');
+    }
+    let damaged = with_stdin_bytes(&["query", "--dir", &path, "-"], input.clone());
+    let good = with_stdin_bytes(&["query", "--dir", &intact_path, "-"], input);
+    assert_clean_exit(&damaged, 1, "a damaged block");
+    let (damaged, good) = (stdout(&damaged), stdout(&good));
+    let lines: Vec<(&str, &str)> = damaged.lines().zip(good.lines()).collect();
+    assert_eq!(lines.len(), good.lines().count());
+    let failed = lines.iter().filter(|(d, _)| d.contains(" error: ")).count();
+    assert!(failed > 0, "the damage was read");
+    assert!(
+        failed < lines.len() / 4,
+        "{failed} of {} failed",
+        lines.len()
+    );
+    for (damaged, good) in &lines {
+        if !damaged.contains(" error: ") {
+            assert_eq!(damaged, good);
+        } else {
+            assert!(damaged.contains("corrupted"), "{damaged}");
+        }
+    }
+    drop(intact);
+}
+
+/// Verifying writes nothing beside the tables (they may be read-only), a
+/// missing level is a failure that names it, and so is a selection with
+/// nothing to check; building a complete set writes nothing either.
+#[test]
+fn verify_neither_writes_nor_says_ok_wrongly() {
+    let (dir, path) = built(5);
+    let tables = tables_dir(dir.path(), &oware(), Cycles::Even);
+    let listing = || {
+        let mut names: Vec<String> = fs::read_dir(&tables)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = listing();
+    let out = mancala_tb(&["verify", "--dir", &path]);
+    assert!(stdout(&out).contains("all tables ok"), "{}", stdout(&out));
+    let out = mancala_tb(&["build", "--stones", "5", "--dir", &path]);
+    assert!(out.status.success());
+    assert_eq!(listing(), before, "verify or a complete build wrote");
+
+    let out = mancala_tb(&["verify", "--dir", &path, "--from", "99"]);
+    assert_clean_exit(&out, 1, "--from 99");
+    assert!(
+        stdout(&out).contains("nothing to verify"),
+        "{}",
+        stdout(&out)
+    );
+
+    fs::remove_file(tables.join(level_file_name(3))).unwrap();
+    let out = mancala_tb(&["verify", "--dir", &path]);
+    assert_clean_exit(&out, 1, "a missing level");
+    let text = stdout(&out);
+    assert!(text.contains("level 3 missing below level 5"), "{text}");
+    assert!(text.contains("verify: FAILED"), "{text}");
+}
+
+/// One build at a time: a second one names the holder and fails, or waits
+/// with `--wait`; temporary files a killed build left are swept.
+#[test]
+fn builds_take_turns_and_sweep_what_killed_ones_left() {
+    let (dir, path) = built(4);
+    let tables = tables_dir(dir.path(), &oware(), Cycles::Even);
+    let lock = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(tables.join(LOCK_FILE))
+        .unwrap();
+    lock.try_lock().unwrap();
+    let err = fails(&["build", "--stones", "5", "--dir", &path]);
+    assert!(err.contains("being built by another build"), "{err}");
+    let waiting = std::thread::spawn({
+        let path = path.clone();
+        move || mancala_tb(&["build", "--stones", "5", "--dir", &path, "--wait"])
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        !tables.join(level_file_name(5)).exists(),
+        "built while locked"
+    );
+    lock.unlock().unwrap();
+    let out = waiting.join().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(tables.join(level_file_name(5)).exists());
+
+    let stale = tables.join("level-006.mtb.999999.tmp");
+    fs::write(&stale, b"MANCALTB partial").unwrap();
+    let out = mancala_tb(&["build", "--stones", "6", "--dir", &path]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stale.exists(), "a stale temporary file was left");
+}
+
+/// A build never mixes encodings or block sizes in one set.
+#[test]
+fn options_that_do_not_fit_the_tables_present_are_refused() {
+    let (_dir, path) = built(5);
+    for extra in [&["--encoding", "compact"][..], &["--block-size", "64"]] {
+        let mut args = vec!["build", "--stones", "6", "--dir", &path];
+        args.extend_from_slice(extra);
+        let err = fails(&args);
+        assert!(err.contains("is stored full in blocks of 512"), "{err}");
+        assert!(err.contains("--force"), "{err}");
+    }
+    let mut args = vec!["build", "--stones", "6", "--dir", &path];
+    args.extend_from_slice(&["--encoding", "compact", "--force"]);
+    assert!(mancala_tb(&args).status.success());
+}
+
+/// A file truncated, or rewritten in place, under a running server: the
+/// server answers errors for what it cannot read, stays up, and answers
+/// from the new file once it is whole again.
+#[test]
+fn a_running_server_survives_its_files_changing() {
+    let (dir, _path) = built(8);
+    let server = Served::start(dir.path());
+    let file = tables_dir(dir.path(), &oware(), Cycles::Even).join(level_file_name(8));
+    let good = fs::read(&file).unwrap();
+    let url = format!(
+        "{}/v1/oware/6/position/2,2,2,0,0,0/0,0,0,0,1,1",
+        server.base
+    );
+    let get = |url: &str| -> (u16, Json) {
+        let response = reqwest::blocking::get(url).unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().unwrap())
+    };
+    let (status, answer) = get(&url);
+    assert_eq!(status, 200, "{answer}");
+
+    // Truncated in place: errors, never a crash.
+    let f = fs::OpenOptions::new().write(true).open(&file).unwrap();
+    f.set_len(good.len() as u64 / 3).unwrap();
+    drop(f);
+    let (status, body) = get(&url);
+    assert_eq!(status, 500, "{body}");
+    let (status, _) = get(&format!("{}/health", server.base));
+    assert_eq!(status, 200);
+
+    // Rewritten in place with the good bytes: answered again, by the new
+    // file, once the server has seen the change.
+    fs::write(&file, &good).unwrap();
+    let started = Instant::now();
+    loop {
+        let (status, body) = get(&url);
+        if status == 200 {
+            assert_eq!(body, answer);
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "still {status} after the file was restored: {body}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// A client that sends nothing is let go; a body announced too large is
+/// refused before it is sent; host names and missing directories are
+/// handled when the server starts.
+#[test]
+fn the_server_bounds_what_clients_can_hold() {
+    let (dir, path) = built(4);
+    let server = Served::start(dir.path());
+    let address = server.base.trim_start_matches("http://").to_string();
+
+    let mut huge = TcpStream::connect(&address).unwrap();
+    huge.write_all(
+        b"POST /v1/analyze HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 99999999999\r\n\r\n",
+    )
+    .unwrap();
+    huge.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut reply = [0u8; 64];
+    let n = huge.read(&mut reply).unwrap();
+    let reply = String::from_utf8_lossy(&reply[..n]);
+    assert!(reply.starts_with("HTTP/1.1 413"), "{reply}");
+
+    let mut idle = TcpStream::connect(&address).unwrap();
+    idle.write_all(b"GET /health HTTP/1.1\r\nHost: x").unwrap();
+    idle.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let started = Instant::now();
+    let mut rest = Vec::new();
+    let _ = idle.read_to_end(&mut rest);
+    let held = started.elapsed();
+    assert!(held < Duration::from_secs(25), "held for {held:?}");
+
+    let err = fails(&["serve", "--dir", &format!("{path}/nowhere")]);
+    assert!(err.contains("no such table directory"), "{err}");
+    let named = Served::start_at(dir.path(), "localhost:0");
+    let (status, _) = {
+        let response = reqwest::blocking::get(format!("{}/health", named.base)).unwrap();
+        (response.status().as_u16(), ())
+    };
+    assert_eq!(status, 200);
+}
+
+#[test]
+fn small_reports_say_what_they_mean() {
+    let (dir, path) = built(3);
+    let out = mancala_tb(&["info", "--json", "--dir", &path]);
+    let files = json_lines(&stdout(&out));
+    assert_eq!(files.len(), 4);
+    for file in &files {
+        let crc = file["crc32"].as_str().expect("a crc32");
+        assert_eq!(crc.len(), 8, "{file}");
+    }
+    // Level 0 is built in no time: no rate is made up for it.
+    let summary = crate::cli::ok(&["build", "--stones", "4", "--dir", &path, "--force"]);
+    let level0 = summary
+        .lines()
+        .find(|l| l.trim_start().starts_with("0 "))
+        .unwrap();
+    assert!(level0.split_whitespace().nth(3) == Some("-"), "{level0}");
+    drop(dir);
+}
