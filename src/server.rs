@@ -40,6 +40,7 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{middleware, Json, Router};
+use http_body_util::BodyExt;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use mancala_core::{parse_move, Cycles, GameState, Position, Rules, Side, Variant};
@@ -302,18 +303,31 @@ pub const REQUEST_TIME: Duration = Duration::from_secs(60);
 /// How often the tables' files are checked for changes.
 pub const REFRESH_EVERY: Duration = Duration::from_secs(1);
 
+/// A declared body up to this size over [`MAX_BODY`] is read and dropped
+/// before the 413 goes out, so that a client still sending it reads the
+/// answer rather than a broken pipe; a larger one is refused at once.
+pub const DRAIN_LIMIT: u64 = 8 * MAX_BODY as u64;
+
 /// A request too large by its `Content-Length` is refused before its body
-/// is read, and no request runs longer than [`REQUEST_TIME`].
+/// reaches a handler, and no request runs longer than [`REQUEST_TIME`].
 async fn within_limits(request: axum::extract::Request, next: middleware::Next) -> Response {
     let declared = request
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|len| len > MAX_BODY as u64) {
-        return ApiError::too_large(format!("request body over {MAX_BODY} bytes")).into_response();
-    }
-    match tokio::time::timeout(REQUEST_TIME, next.run(request)).await {
+    let too_large = || ApiError::too_large(format!("request body over {MAX_BODY} bytes"));
+    let work = async {
+        match declared {
+            Some(len) if len > DRAIN_LIMIT => too_large().into_response(),
+            Some(len) if len > MAX_BODY as u64 => {
+                drain(request.into_body()).await;
+                too_large().into_response()
+            }
+            _ => next.run(request).await,
+        }
+    };
+    match tokio::time::timeout(REQUEST_TIME, work).await {
         Ok(response) => response,
         Err(_) => ApiError::new(
             StatusCode::REQUEST_TIMEOUT,
@@ -322,6 +336,11 @@ async fn within_limits(request: axum::extract::Request, next: middleware::Next) 
         )
         .into_response(),
     }
+}
+
+/// Reads a body to its end, keeping nothing.
+async fn drain(mut body: axum::body::Body) {
+    while let Some(Ok(_)) = body.frame().await {}
 }
 
 /// Serves the API on `listener` until the process ends. The caller binds

@@ -247,6 +247,7 @@ async fn the_web_board_analyses_and_plays_in_chromium() {
         drive(&session, &base).await;
         play_kalah(&session, &base).await;
         play_oware_endgame(&session, &base).await;
+        fits_a_narrow_screen(&session, &base).await;
     })
     .await;
     // Closed even after a failure, so that no Chromium outlives the test.
@@ -386,6 +387,43 @@ async fn play_oware_endgame(client: &Client, base: &str) {
     let start =
         json!({"position": OWARE_ENDGAME, "to_move": "south", "stores": [0, 0], "history": []});
     play_to_the_end(client, base, "oware", 6, start, "north").await;
+}
+
+/// At a phone's width (420 px) a whole 6-pit board fits the window, and
+/// the perfect line wraps instead of widening the page.
+async fn fits_a_narrow_screen(client: &Client, base: &str) {
+    client.set_window_size(420, 900).await.unwrap();
+    client.goto(&format!("{base}/")).await.unwrap();
+    client
+        .wait()
+        .for_element(Locator::Css("#rules option[value='oware-6']"))
+        .await
+        .unwrap();
+    new_game(
+        client,
+        "oware-6",
+        Start::Position(OWARE_ENDGAME),
+        "analyse",
+        "south",
+    )
+    .await;
+    let start =
+        json!({"position": OWARE_ENDGAME, "to_move": "south", "stores": [0, 0], "history": []});
+    settled(client, &start).await;
+    let fits = page(
+        client,
+        "const w = document.documentElement.clientWidth; \
+         const board = document.getElementById('board').getBoundingClientRect(); \
+         const pits = [...document.querySelectorAll('.pit, .store')] \
+             .every(p => p.getBoundingClientRect().right <= w + 1); \
+         return [board.right <= w + 1, pits, document.documentElement.scrollWidth <= w + 1];",
+    )
+    .await;
+    assert_eq!(
+        fits,
+        json!([true, true, true]),
+        "the board does not fit 420 px"
+    );
 }
 
 /// Plays the game shown from `start` to its end in play mode: the player
