@@ -2,12 +2,14 @@
 //! checksum status and values.
 
 use std::collections::BTreeMap;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::Args;
 use mancala_format::{dir_name, TableFile};
 use serde_json::{json, Value as Json};
+use sha2::{Digest, Sha256};
 
 #[derive(Args)]
 pub struct InfoArgs {
@@ -41,6 +43,14 @@ fn table_files(root: &Path) -> Result<Vec<PathBuf>> {
         files.extend(level_files);
     }
     Ok(files)
+}
+
+/// The SHA-256 of a file's bytes as `sha256sum` prints it: the digest to
+/// compare a table with another machine's copy or a published list.
+fn sha256_hex(path: &Path) -> std::io::Result<String> {
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut File::open(path)?, &mut hasher)?;
+    Ok(format!("{:x}", hasher.finalize()))
 }
 
 pub fn run(args: InfoArgs) -> Result<bool> {
@@ -105,6 +115,7 @@ pub fn run(args: InfoArgs) -> Result<bool> {
                     "bits_per_position": bits, "block_size": h.block_size,
                     "value_encoding": h.encoding_name(), "checksum": checksum,
                     "crc32": table.stored_checksum().ok().map(|crc| format!("{crc:08x}")),
+                    "sha256": sha256_hex(&path).ok(),
                     "histogram": histogram, "exact": exact, "exact_share": exact_share,
                 })
             );

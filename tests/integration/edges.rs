@@ -10,6 +10,7 @@ use std::fs;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
@@ -307,9 +308,18 @@ fn small_reports_say_what_they_mean() {
     let out = mancala_tb(&["info", "--json", "--dir", &path]);
     let files = json_lines(&stdout(&out));
     assert_eq!(files.len(), 4);
+    // The digest is the one `sha256sum` gives on any machine: the golden
+    // list recorded these same four files elsewhere.
+    let golden = include_str!("../../crates/gen/tests/golden/golden-full.txt");
     for file in &files {
         let crc = file["crc32"].as_str().expect("a crc32");
         assert_eq!(crc.len(), 8, "{file}");
+        let name = Path::new(file["file"].as_str().unwrap())
+            .file_name()
+            .unwrap();
+        let listed = format!("./oware-6/{}", name.to_str().unwrap());
+        let digest = file["sha256"].as_str().expect("a sha256");
+        assert!(golden.contains(&format!("{digest}  {listed}\n")), "{file}");
     }
     // Level 0 is built in no time: no rate is made up for it.
     let summary = crate::cli::ok(&["build", "--stones", "4", "--dir", &path, "--force"]);
