@@ -198,6 +198,43 @@ fn builds_take_turns_and_sweep_what_killed_ones_left() {
     assert!(!stale.exists(), "a stale temporary file was left");
 }
 
+/// A build that runs out of room (here a file-size limit, which fails
+/// writes as a full disk does) fails cleanly and leaves no partial file;
+/// the next build with room finishes the set.
+#[test]
+fn a_build_that_loses_its_disk_leaves_nothing_behind() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let path = dir.path().to_str().unwrap();
+    // `ulimit -f` counts blocks of 512 or 1024 bytes depending on the
+    // shell: either way the larger levels do not fit. SIGXFSZ ignored
+    // makes an oversized write fail with EFBIG instead of killing.
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 200; exec \"{}\" build --stones 12 --dir \"{path}\"",
+        env!("CARGO_BIN_EXE_mancala-tb")
+    );
+    let out = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert_clean_exit(&out, 1, "a build out of room");
+    let err = stderr(&out);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let tables = tables_dir(dir.path(), &oware(), Cycles::Even);
+    let left: Vec<String> = fs::read_dir(&tables)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|name| !name.ends_with(".mtb") && name != LOCK_FILE)
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    assert!(
+        !tables.join(level_file_name(12)).exists(),
+        "the limit did not bite"
+    );
+    crate::cli::ok(&["build", "--stones", "12", "--dir", path]);
+    let out = mancala_tb(&["verify", "--dir", path]);
+    assert!(stdout(&out).contains("all tables ok"), "{}", stdout(&out));
+}
+
 /// A build never mixes encodings or block sizes in one set.
 #[test]
 fn options_that_do_not_fit_the_tables_present_are_refused() {

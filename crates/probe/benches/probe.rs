@@ -28,7 +28,7 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion, SamplingM
 use mancala_core::LevelIndex;
 use mancala_format::Encoding;
 use mancala_gen::{build, BuildOptions, Quiet};
-use mancala_probe::{Position, Rules, Successors, Tablebase, Variant};
+use mancala_probe::{Access, Position, Rules, Successors, Tablebase, Variant};
 
 const MAX_STONES: u32 = 14;
 const MIN_PROBE_LEVEL: u32 = 8;
@@ -149,6 +149,19 @@ fn probes_of(c: &mut Criterion, encoding: Encoding, name: &str) {
             let pos = &positions[next];
             next = (next + 1) % positions.len();
             uncached.value(black_box(pos)).expect("probe")
+        })
+    });
+
+    // No cache and positioned reads instead of the mapping: what `serve`
+    // pays for a block its cache does not hold.
+    let read: Tablebase =
+        Tablebase::open_with(_dir.path(), *tb.rules(), 0, Access::Read).expect("open tables");
+    let mut next = 0usize;
+    group.bench_function("value/random_block_read", |b| {
+        b.iter(|| {
+            let pos = &positions[next];
+            next = (next + 1) % positions.len();
+            read.value(black_box(pos)).expect("probe")
         })
     });
 
