@@ -18,6 +18,7 @@ const BINOM_COLS: usize = 2 * MAX_PITS + 1;
 /// `C(a, c)` for every `a`, `c` the index can need, stored by column
 /// (`table[c][a]`) so that unranking scans one contiguous column; saturating
 /// at `u64::MAX` (levels that large are rejected before they are built).
+#[inline]
 fn binomials() -> &'static [[u64; BINOM_ROWS]; BINOM_COLS] {
     static TABLE: OnceLock<Box<[[u64; BINOM_ROWS]; BINOM_COLS]>> = OnceLock::new();
     TABLE.get_or_init(|| {
@@ -136,6 +137,40 @@ pub fn rank(pos: &Position) -> u64 {
     for (i, &c) in cells[..cells.len() - 1].iter().enumerate() {
         prefix += c as usize;
         r += t[i + 1][prefix + i];
+    }
+    r
+}
+
+/// The part of a position's rank that depends on its mover's row alone.
+///
+/// The rank splits in two: `rank(M/R) = mover_row_rank(M) +
+/// opponent_row_rank(|M|, R)`, because the first `P` bars of the stars and
+/// bars are the mover's pits and the others are offset only by his stone
+/// count. A solver that walks a level as pairs of rows adds two numbers it
+/// computed once per row instead of ranking every position.
+#[inline]
+pub fn mover_row_rank(row: &[u8]) -> u64 {
+    let t = binomials();
+    let mut prefix = 0usize;
+    let mut r = 0u64;
+    for (i, &c) in row.iter().enumerate() {
+        prefix += c as usize;
+        r += t[i + 1][prefix + i];
+    }
+    r
+}
+
+/// The part of a position's rank that depends on its opponent's row `row`
+/// and on the mover's stone count (see [`mover_row_rank`]).
+#[inline]
+pub fn opponent_row_rank(mover_stones: u32, row: &[u8]) -> u64 {
+    let t = binomials();
+    let p = row.len();
+    let mut prefix = mover_stones as usize;
+    let mut r = 0u64;
+    for (j, &c) in row[..p - 1].iter().enumerate() {
+        prefix += c as usize;
+        r += t[p + j + 1][prefix + p + j];
     }
     r
 }

@@ -66,6 +66,31 @@ impl Position {
         Ok(pos)
     }
 
+    /// The position whose mover's row is `mover` and opponent's row
+    /// `opponent`, in sowing order: how solvers that walk a level as pairs
+    /// of rows make positions (their rows come from the level, so their
+    /// counts are in range).
+    ///
+    /// # Panics
+    /// If the rows differ in length or their length is not in
+    /// `1..=MAX_PITS`.
+    #[inline]
+    pub fn from_rows(mover: &[u8], opponent: &[u8]) -> Self {
+        let pits = mover.len();
+        assert!(
+            opponent.len() == pits && (1..=MAX_PITS).contains(&pits),
+            "rows of {pits} and {} pits",
+            opponent.len()
+        );
+        let mut pos = Position {
+            cells: [0; 2 * MAX_PITS],
+            pits: pits as u8,
+        };
+        pos.cells[..pits].copy_from_slice(mover);
+        pos.cells[pits..2 * pits].copy_from_slice(opponent);
+        pos
+    }
+
     /// The start position with `seeds` stones in every pit.
     pub fn start(pits: usize, seeds: u32) -> Result<Self> {
         Position::from_counts(pits, &vec![seeds; 2 * pits])
@@ -192,6 +217,23 @@ impl Position {
     pub(crate) fn cells_mut(&mut self) -> &mut [u8] {
         let len = 2 * self.pits as usize;
         &mut self.cells[..len]
+    }
+
+    /// The counts as one 128-bit number, pit `i` in byte `i` (the bytes
+    /// beyond `2P` are zero): move generation adds a whole sowing at once.
+    #[inline]
+    pub(crate) fn board_bits(&self) -> u128 {
+        u128::from_le_bytes(self.cells)
+    }
+
+    /// The position of the same pits whose counts are `bits`
+    /// ([`Position::board_bits`]; the bytes beyond `2P` must be zero).
+    #[inline]
+    pub(crate) fn with_board_bits(&self, bits: u128) -> Position {
+        Position {
+            cells: bits.to_le_bytes(),
+            pits: self.pits,
+        }
     }
 
     /// The count in pit `i` (`0..2P`).

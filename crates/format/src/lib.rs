@@ -49,5 +49,5 @@ pub use layout::{
     dir_name, level_file_name, level_files, level_path, levels_present, parse_dir_name, rule_sets,
     tables_dir,
 };
-pub use levels::{Levels, Scratch, MAPPED_MIN_POSITIONS};
-pub use write::{encode_blocks, temporary_path, EncodedTable, TEMPORARY_SUFFIX};
+pub use levels::{prefetch, Levels, Scratch, MAPPED_MIN_POSITIONS};
+pub use write::{encode_blocks, temporary_path, write_level, EncodedTable, TEMPORARY_SUFFIX};

@@ -8,7 +8,7 @@
 //! counts ([`crate::ModelCounts`]) and one of them writes the file.
 
 use std::fs::File;
-use std::io::Write;
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -71,33 +71,11 @@ impl EncodedTable {
     /// Frames blocks already coded with `header`'s model, in order.
     pub fn from_blocks(header: &Header, blocks: Vec<Vec<u8>>) -> EncodedTable {
         assert_eq!(blocks.len() as u64, header.block_count, "one block each");
-        let header_bytes = bincode::encode_to_vec(header.to_raw(), bincode::config::standard())
-            .expect("header encodes");
-        let groups = blocks.len().div_ceil(GROUP_BLOCKS);
-        let head_len = 16 + header_bytes.len() + INDEX_ENTRY * blocks.len() + 8 * groups + 4;
-        let mut head = Vec::with_capacity(head_len);
-        head.extend_from_slice(MAGIC);
-        head.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        head.extend_from_slice(&(header_bytes.len() as u32).to_le_bytes());
-        head.extend_from_slice(&header_bytes);
-        let mut bases = Vec::with_capacity(groups);
-        let mut offset = head_len as u64;
-        for (b, block) in blocks.iter().enumerate() {
-            if b % GROUP_BLOCKS == 0 {
-                bases.push(offset);
-            }
-            let relative = u32::try_from(offset - bases[b / GROUP_BLOCKS])
-                .expect("a group of blocks spans less than 4 GiB");
-            head.extend_from_slice(&relative.to_le_bytes());
-            head.extend_from_slice(&crc32fast::hash(block).to_le_bytes());
-            offset += block.len() as u64;
+        let framed: Vec<FramedBlock> = blocks.iter().map(|b| FramedBlock::of(b)).collect();
+        EncodedTable {
+            head: frame_head(header, &framed),
+            blocks,
         }
-        for base in bases {
-            head.extend_from_slice(&base.to_le_bytes());
-        }
-        head.extend_from_slice(&crc32fast::hash(&head).to_le_bytes());
-        debug_assert_eq!(head.len(), head_len);
-        EncodedTable { head, blocks }
     }
 
     /// The size of the file in bytes.
@@ -121,33 +99,134 @@ impl EncodedTable {
         Ok(self.bytes())
     }
 
-    /// Writes the file at `path` atomically: to a temporary file of this
-    /// process first ([`temporary_path`]), synced, then renamed over
-    /// `path`, so a killed writer never leaves a file that looks complete.
-    /// On an error (a full disk) the temporary file is removed. Returns the
-    /// file's size in bytes.
+    /// Writes the file at `path` atomically ([`write_atomically`]); returns
+    /// its size in bytes.
     pub fn write_file(&self, path: &Path) -> Result<u64, FormatError> {
-        let tmp = temporary_path(path);
-        let write = || -> std::io::Result<u64> {
-            let mut file = std::io::BufWriter::new(File::create(&tmp)?);
-            let bytes = self.write_to(&mut file)?;
-            file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-            std::fs::rename(&tmp, path)?;
-            Ok(bytes)
-        };
-        let bytes = write().map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            FormatError::io(path, e)
-        })?;
-        if let Some(dir) = path.parent() {
-            // Make the rename itself durable; not every platform can open a
-            // directory, and the data is already safe, so failure is ignored.
-            if let Ok(d) = File::open(dir) {
-                let _ = d.sync_all();
+        write_atomically(path, |file| self.write_to(file))
+    }
+}
+
+/// Positions coded between two writes of [`write_level`], about: bounds
+/// the coded blocks held in memory however large the level. Tiny in debug
+/// builds, so the tests write levels in many pieces.
+const PIECE_POSITIONS: usize = if cfg!(debug_assertions) { 64 } else { 1 << 22 };
+
+/// Codes every symbol of a level (`header.positions` positions) and writes
+/// its table file at `path` atomically, as [`EncodedTable::write_file`]
+/// does, a piece of blocks at a time: the coded level is never held
+/// whole, only one piece of it. Returns the file's size in bytes.
+pub fn write_level(header: &Header, symbols: &[i8], path: &Path) -> Result<u64, FormatError> {
+    write_atomically(path, |file| {
+        let blocks = header.block_count as usize;
+        let head_len = frame_head(header, &vec![FramedBlock::default(); blocks]).len();
+        file.write_all(&vec![0; head_len])?;
+        let mut framed = Vec::with_capacity(blocks);
+        let mut blocks_crc = crc32fast::Hasher::new();
+        let per_piece = (PIECE_POSITIONS / header.block_size as usize).max(1);
+        let piece_symbols = per_piece * header.block_symbols();
+        for (piece, chunk) in symbols.chunks(piece_symbols).enumerate() {
+            let first = (piece * per_piece) as u64 * header.block_size as u64;
+            for block in encode_blocks(header, chunk, first) {
+                file.write_all(&block)?;
+                blocks_crc.update(&block);
+                framed.push(FramedBlock::of(&block));
             }
         }
-        Ok(bytes)
+        assert_eq!(framed.len(), blocks, "one block each");
+        let head = frame_head(header, &framed);
+        debug_assert_eq!(head.len(), head_len);
+        file.seek(SeekFrom::Start(0))?;
+        file.write_all(&head)?;
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&head);
+        crc.combine(&blocks_crc);
+        let end = file.seek(SeekFrom::End(0))?;
+        file.write_all(&crc.finalize().to_le_bytes())?;
+        file.write_all(END_MARKER)?;
+        file.flush()?;
+        Ok(end + TRAILER as u64)
+    })
+}
+
+/// What the head records of one coded block.
+#[derive(Clone, Copy, Default)]
+struct FramedBlock {
+    len: u64,
+    crc: u32,
+}
+
+impl FramedBlock {
+    fn of(block: &[u8]) -> FramedBlock {
+        FramedBlock {
+            len: block.len() as u64,
+            crc: crc32fast::hash(block),
+        }
     }
+}
+
+/// The head of a table file: magic, version, header, the index of the
+/// blocks (each one's offset in its group and CRC), the groups' bases and
+/// the head's own CRC. Its length depends only on the header and the
+/// number of blocks.
+fn frame_head(header: &Header, blocks: &[FramedBlock]) -> Vec<u8> {
+    let header_bytes = bincode::encode_to_vec(header.to_raw(), bincode::config::standard())
+        .expect("header encodes");
+    let groups = blocks.len().div_ceil(GROUP_BLOCKS);
+    let head_len = 16 + header_bytes.len() + INDEX_ENTRY * blocks.len() + 8 * groups + 4;
+    let mut head = Vec::with_capacity(head_len);
+    head.extend_from_slice(MAGIC);
+    head.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    head.extend_from_slice(&(header_bytes.len() as u32).to_le_bytes());
+    head.extend_from_slice(&header_bytes);
+    let mut bases = Vec::with_capacity(groups);
+    let mut offset = head_len as u64;
+    for (b, block) in blocks.iter().enumerate() {
+        if b % GROUP_BLOCKS == 0 {
+            bases.push(offset);
+        }
+        let relative = u32::try_from(offset - bases[b / GROUP_BLOCKS])
+            .expect("a group of blocks spans less than 4 GiB");
+        head.extend_from_slice(&relative.to_le_bytes());
+        head.extend_from_slice(&block.crc.to_le_bytes());
+        offset += block.len;
+    }
+    for base in bases {
+        head.extend_from_slice(&base.to_le_bytes());
+    }
+    head.extend_from_slice(&crc32fast::hash(&head).to_le_bytes());
+    debug_assert_eq!(head.len(), head_len);
+    head
+}
+
+/// Writes the file at `path` atomically: `write` writes it to a temporary
+/// file of this process first ([`temporary_path`]), which is synced, then
+/// renamed over `path`, so a killed writer never leaves a file that looks
+/// complete. On an error (a full disk) the temporary file is removed.
+/// Returns what `write` returns: the file's size in bytes.
+fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<u64>,
+) -> Result<u64, FormatError> {
+    let tmp = temporary_path(path);
+    let written = || -> std::io::Result<u64> {
+        let mut file = BufWriter::new(File::create(&tmp)?);
+        let bytes = write(&mut file)?;
+        file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        Ok(bytes)
+    };
+    let bytes = written().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        FormatError::io(path, e)
+    })?;
+    if let Some(dir) = path.parent() {
+        // Make the rename itself durable; not every platform can open a
+        // directory, and the data is already safe, so failure is ignored.
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(bytes)
 }
 
 #[cfg(test)]
@@ -189,6 +268,26 @@ mod tests {
         assert_eq!(whole.write_file(&path).unwrap(), bytes.len() as u64);
         assert_eq!(std::fs::read(&path).unwrap(), bytes);
         assert!(!temporary_path(&path).exists());
+        // Written piece by piece (in debug builds a piece is 64 positions:
+        // four of this header's blocks, one of the larger ones), the same
+        // file.
+        let streamed = dir.path().join("level-009-streamed.mtb");
+        let big_blocks = Header::for_symbols::<Even>(&rules, level, &symbols, 4096);
+        let mut expected = Vec::new();
+        EncodedTable::new(&big_blocks, &symbols)
+            .write_to(&mut expected)
+            .unwrap();
+        assert_eq!(
+            write_level(&big_blocks, &symbols, &streamed).unwrap(),
+            expected.len() as u64
+        );
+        assert_eq!(std::fs::read(&streamed).unwrap(), expected);
+        assert_eq!(
+            write_level(&header, &symbols, &streamed).unwrap(),
+            bytes.len() as u64
+        );
+        assert_eq!(std::fs::read(&streamed).unwrap(), bytes);
+        std::fs::remove_file(&streamed).unwrap();
         let table = TableFile::open(&path).unwrap();
         table.check_file_checksum().unwrap();
         assert_eq!(table.decode_all().unwrap(), symbols);

@@ -48,6 +48,17 @@ impl Solve for Even {
         value
     }
 
+    fn acyclic_value(_n: u32, value: i8) -> i32 {
+        value as i32
+    }
+
+    fn from_values(_n: u32, values: Vec<i8>) -> Solution {
+        Solution {
+            symbols: values,
+            exit_best: None,
+        }
+    }
+
     /// Kalah tables store every value whatever was asked: the compact
     /// encoding does not apply there.
     fn stored_encoding(rules: &Rules, asked: Encoding) -> Encoding {
@@ -67,10 +78,7 @@ impl Solve for Even {
     ) -> (Header, Cow<'a, [i8]>) {
         let values = &solution.symbols[..];
         let encoding = Even::stored_encoding(rules, encoding);
-        let exit_best = solution
-            .exit_best
-            .as_deref()
-            .expect("the even solver marks the best exits");
+        let exit_best = solution.exit_best.as_deref();
         let level = SolvedValues {
             rules: *rules,
             level: n,

@@ -87,6 +87,23 @@ impl Solve for Forced {
         Bounds::terminal(n, value)
     }
 
+    /// Without cycles both bounds are exact: they add up to `n`.
+    fn acyclic_value(_n: u32, bounds: Bounds) -> i32 {
+        bounds.mover as i32 - bounds.opponent as i32
+    }
+
+    fn from_values(n: u32, values: Vec<i8>) -> Solution {
+        let mut symbols = vec![0i8; Forced::WIDTH * values.len()];
+        symbols
+            .par_chunks_mut(Forced::WIDTH)
+            .zip(values.par_iter())
+            .for_each(|(pair, &v)| Forced::encode(n, Bounds::terminal(n, v as i32), pair));
+        Solution {
+            symbols,
+            exit_best: None,
+        }
+    }
+
     /// Forced tables store their symbols as they are, whatever encoding
     /// even tables were asked for.
     fn stored_encoding(_rules: &Rules, _asked: Encoding) -> Encoding {

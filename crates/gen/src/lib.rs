@@ -4,9 +4,10 @@
 //! - [`build`] runs the pipeline: levels `0..=N` in order, valid files
 //!   reused, lower levels held decoded, long levels checkpointed, each
 //!   level stored in the encoding asked for ([`BuildOptions`]).
-//! - A [`Strategy`] solves one level ([`Retrograde`]: forward pass, then
-//!   threshold propagation); its parent updates go through an [`Exchange`]
-//!   ([`LocalExchange`] in one process).
+//! - A [`Strategy`] solves one level: [`Retrograde`] (forward pass, then
+//!   threshold propagation, its parent updates going through an
+//!   [`Exchange`], [`LocalExchange`] in one process) for every rule set,
+//!   [`OnePass`] for those whose levels cannot cycle.
 //! - Even values and forced bounds are two instances of one pipeline
 //!   ([`Solve`]), each with its own state layout ([`LevelState`]).
 //!
@@ -46,4 +47,4 @@ pub use pipeline::{
 };
 pub use rss::peak_rss_bytes;
 pub use solve::{LevelState, Solution, Solve};
-pub use strategy::{LevelJob, Retrograde, Strategy};
+pub use strategy::{LevelJob, OnePass, Retrograde, Strategy};

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use mancala_core::{Cycles, LevelIndex, Rules, MAX_LEVEL};
 use mancala_format::{
-    dir_name, level_path, tables_dir, EncodedTable, Encoding, Even, Forced, Header, Levels,
-    Scratch, Table, TableId, MAPPED_MIN_POSITIONS, MAX_BLOCK_SIZE,
+    dir_name, level_path, tables_dir, write_level, Encoding, Even, Forced, Header, Levels, Scratch,
+    Table, TableId, MAPPED_MIN_POSITIONS, MAX_BLOCK_SIZE,
 };
 
 use crate::checkpoint::Checkpoints;
@@ -18,7 +18,7 @@ use crate::error::BuildError;
 use crate::lock;
 use crate::rss::{peak_rss_bytes, reset_peak_rss};
 use crate::solve::{Solution, Solve};
-use crate::strategy::{LevelJob, Retrograde, Strategy};
+use crate::strategy::{LevelJob, OnePass, Retrograde, Strategy};
 
 /// Subdirectory of a rule set's tables holding the build's scratch files.
 pub const SCRATCH_DIR: &str = "scratch";
@@ -367,9 +367,29 @@ fn build_level<K: Solve>(
     Ok((report, solution.symbols))
 }
 
-/// The strategy that solves levels of `rules`.
-fn strategy_for(_rules: &Rules) -> Retrograde {
-    Retrograde::local()
+/// The strategy that solves levels of `rules`: one pass where levels
+/// cannot cycle, else the retrograde analysis.
+fn strategy_for(rules: &Rules) -> Chosen {
+    if rules.variant().can_cycle() {
+        Chosen::Retrograde(Retrograde::local())
+    } else {
+        Chosen::OnePass(OnePass)
+    }
+}
+
+/// The strategies a build chooses from ([`strategy_for`]).
+enum Chosen {
+    Retrograde(Retrograde),
+    OnePass(OnePass),
+}
+
+impl Strategy for Chosen {
+    fn solve<K: Solve>(&self, job: &LevelJob<K>) -> Result<Solution, BuildError> {
+        match self {
+            Chosen::Retrograde(strategy) => strategy.solve(job),
+            Chosen::OnePass(strategy) => strategy.solve(job),
+        }
+    }
 }
 
 /// Writes a solved level's table file; returns its header and size.
@@ -386,7 +406,7 @@ fn store<K: Solve>(
         options.encoding,
         options.block_size(),
     );
-    let bytes = EncodedTable::new(&header, &entries).write_file(&level_path(dir, n))?;
+    let bytes = write_level(&header, &entries, &level_path(dir, n))?;
     Ok((header, bytes))
 }
 

@@ -30,6 +30,15 @@ pub trait Solve: TableKind {
     /// The summary of a terminal position of `n` stones worth `value`.
     fn terminal(n: u32, value: i32) -> Self::Exits;
 
+    /// The value (the mover's stones minus the opponent's, of the `n` still
+    /// on the board) that `entry` of level `n` stands for, in a rule set
+    /// whose levels cannot cycle: there every entry is exact.
+    fn acyclic_value(n: u32, entry: Self::Entry) -> i32;
+
+    /// The solved level of `n` stones, in a rule set whose levels cannot
+    /// cycle, from every position's value in index order.
+    fn from_values(n: u32, values: Vec<i8>) -> Solution;
+
     /// The encoding a level of `rules` is stored in when `asked` is asked
     /// for: the one asked where the kind and the rule set allow it.
     fn stored_encoding(rules: &Rules, asked: Encoding) -> Encoding;
@@ -51,9 +60,10 @@ pub struct Solution {
     /// The level's symbols in index order: what lower levels are held as
     /// while higher ones are solved ([`TableKind::WIDTH`] per position).
     pub symbols: Vec<i8>,
-    /// Even tables: per position, whether its value is its best exit's (a
-    /// move that leaves the level, or the terminal value), which is where
-    /// a compact table needs no entry for it.
+    /// Even tables solved by a strategy that marks them: per position,
+    /// whether its value is its best exit's (a move that leaves the level,
+    /// or the terminal value), which is where a compact table needs no
+    /// entry for it. Compact tables are written only from marked levels.
     pub exit_best: Option<Vec<bool>>,
 }
 

@@ -6,60 +6,106 @@
 
 use std::cmp::Ordering;
 
-use super::{Move, MoveRules, Place, Rules};
+use super::{Move, MoveRules, Place, RowMove, Rules};
 use crate::position::Position;
 
 /// The Kalah rule set.
 pub(super) struct Kalah;
 
 impl Kalah {
-    /// Sows `origin`: the path is the mover's pits, his store, the
-    /// opponent's pits (the opponent's store is skipped); the origin is not
-    /// skipped.
-    fn sow(rules: &Rules, pos: &Position, origin: usize) -> Move {
+    /// Sows `origin` of the mover's row `row` (row bits, [`RowMove`]): the
+    /// path is the mover's pits, his store, the opponent's pits (the
+    /// opponent's store is skipped); the origin is not skipped.
+    ///
+    /// Whole laps add one stone to every pit; the rest of the sowing covers
+    /// path slots `origin + 1 ..= origin + rest` (slot `P` is the store,
+    /// slots after it are pit `slot − 1`), at most one wrap round. A run of
+    /// slots is a run of pits, so each part is one 128-bit addition of a
+    /// byte mask: this runs for every move the solver and the searches
+    /// generate.
+    pub(super) fn row_move(rules: &Rules, row: u64, origin: usize) -> RowMove {
         let p = rules.pits();
         let ring = 2 * p + 1; // path slots; slot p is the store
-        let mut board = *pos;
-        let cells = board.cells_mut();
-        let seeds = cells[origin] as usize;
-        cells[origin] = 0;
+        let seeds = (row >> (8 * origin)) as u8 as usize;
+        let mut board = (row & !(0xff << (8 * origin))) as u128;
         let (laps, rest) = (seeds / ring, seeds % ring);
-        let mut gain = laps;
-        if laps > 0 {
-            cells.iter_mut().for_each(|c| *c += laps as u8);
+        let mut stored = laps;
+        board += laps as u128 * ones(0, 2 * p);
+        let last = origin + rest; // the last slot, before wrapping
+        let (first, end) = (origin + 1, last.min(2 * p) + 1); // slots first..end
+        let pit = |slot: usize| if slot > p { slot - 1 } else { slot };
+        board += ones(pit(first), pit(end));
+        if first <= p && p < end {
+            stored += 1;
         }
-        let mut slot = origin;
-        for _ in 0..rest {
-            slot = (slot + 1) % ring;
-            match slot.cmp(&p) {
-                Ordering::Less => cells[slot] += 1,
-                Ordering::Equal => gain += 1,
-                Ordering::Greater => cells[slot - 1] += 1,
-            }
+        if last >= ring {
+            // Wrapped: slots 0..=last − ring, all the mover's pits before
+            // the origin.
+            board += ones(0, last - ring + 1);
         }
-        let last_slot = (origin + seeds) % ring;
-        if last_slot == p {
-            return Move {
-                pit: origin as u8,
-                gain: gain as u8,
-                extra_turn: true,
-                child: board,
-            };
+        let last_slot = last % ring;
+        let mover_row = (board as u64) & row_mask(p);
+        let lands_in_empty =
+            (last_slot < p && (mover_row >> (8 * last_slot)) as u8 == 1).then_some(last_slot as u8);
+        RowMove {
+            pit: origin as u8,
+            mover_row,
+            opponent_adds: (board >> (8 * p)) as u64,
+            stored: stored as u8,
+            extra_turn: last_slot == p,
+            lands_in_empty,
         }
-        if last_slot < p && cells[last_slot] == 1 {
-            let opposite = 2 * p - 1 - last_slot;
-            if rules.empty_capture() || cells[opposite] > 0 {
-                gain += 1 + cells[opposite] as usize;
-                cells[last_slot] = 0;
-                cells[opposite] = 0;
-            }
-        }
+    }
+
+    /// Sows `origin` in `pos`: its row move played onto its opponent row.
+    #[inline]
+    fn sow(rules: &Rules, pos: &Position, origin: usize) -> Move {
+        let p = rules.pits();
+        let board = pos.board_bits();
+        let row = Kalah::row_move(rules, board as u64 & row_mask(p), origin);
+        let (gain, mover, opponent) = row.onto(rules, (board >> (8 * p)) as u64);
+        let (first, second) = if row.extra_turn {
+            (mover, opponent)
+        } else {
+            (opponent, mover)
+        };
         Move {
             pit: origin as u8,
-            gain: gain as u8,
-            extra_turn: false,
-            child: board.flipped(),
+            gain,
+            extra_turn: row.extra_turn,
+            child: pos.with_board_bits(first as u128 | (second as u128) << (8 * p)),
         }
+    }
+}
+
+/// The bits of a row of `p` pits.
+#[inline]
+fn row_mask(p: usize) -> u64 {
+    if p >= 8 {
+        u64::MAX
+    } else {
+        (1 << (8 * p)) - 1
+    }
+}
+
+/// One stone in each of pits `from..to` (none if `to <= from`), as board
+/// bits.
+#[inline]
+fn ones(from: usize, to: usize) -> u128 {
+    /// `LOW[k]`: one stone in each of pits `0..k`.
+    const LOW: [u128; 17] = {
+        let mut low = [0u128; 17];
+        let mut k = 1;
+        while k < 17 {
+            low[k] = low[k - 1] | 1 << (8 * (k - 1));
+            k += 1;
+        }
+        low
+    };
+    if to <= from {
+        0
+    } else {
+        LOW[to] - LOW[from]
     }
 }
 

@@ -169,6 +169,56 @@ impl Move {
     }
 }
 
+/// A move of the mover's row as it acts on any opponent row, in a rule set
+/// whose levels cannot cycle ([`Rules::row_moves`]). Rows are *row bits*:
+/// pit `i` of the row in byte `i` of a `u64`.
+///
+/// There the opponent's row takes part in a move only by receiving the
+/// stones sown past the store and by the capture of one pit (the one
+/// opposite an empty pit of the mover's where the last stone fell), so a
+/// solver computes the row's moves once and plays each on every opponent
+/// row ([`RowMove::onto`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RowMove {
+    /// The mover's pit sown (`0..P`).
+    pub pit: u8,
+    /// The mover's row after the sowing, before any capture.
+    pub mover_row: u64,
+    /// The stones the sowing puts into each of the opponent's pits.
+    pub opponent_adds: u64,
+    /// Stones sown into the mover's store.
+    pub stored: u8,
+    /// The last stone fell into the store: the mover moves again.
+    pub extra_turn: bool,
+    /// The mover's pit the last stone fell into, if it was empty: it
+    /// captures the opposite pit (the opponent's pit `P − 1 − pit`), when
+    /// that holds stones or the rule set captures empty pits too.
+    pub lands_in_empty: Option<u8>,
+}
+
+impl RowMove {
+    /// The move played in a position whose opponent's row is `opponent`:
+    /// the stones it puts into the store, and the mover's and the
+    /// opponent's rows after it (still seen from the mover; the child is
+    /// them swapped, unless [`RowMove::extra_turn`]).
+    #[inline]
+    pub fn onto(&self, rules: &Rules, opponent: u64) -> (u8, u64, u64) {
+        let mut opponent = opponent + self.opponent_adds;
+        let mut mover = self.mover_row;
+        let mut gain = self.stored;
+        if let Some(pit) = self.lands_in_empty {
+            let opposite = rules.pits() - 1 - pit as usize;
+            let captured = (opponent >> (8 * opposite)) as u8;
+            if rules.empty_capture() || captured > 0 {
+                gain += 1 + captured;
+                mover &= !(0xff << (8 * pit));
+                opponent &= !(0xff << (8 * opposite));
+            }
+        }
+        (gain, mover, opponent)
+    }
+}
+
 /// Where one sown stone lands, seen from the mover: the board shows sowing
 /// stone by stone, and Kalah sows through the store as well as the pits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -377,6 +427,36 @@ impl Rules {
     pub fn for_each_move(&self, pos: &Position, visit: impl FnMut(&Move)) -> Option<i32> {
         debug_assert_eq!(pos.pits(), self.pits());
         with_rule_set!(self.variant, R => R::moves(self, pos, visit))
+    }
+
+    /// Calls `visit` with the move of every non-empty pit of `mover_row`
+    /// (`P` counts), as it acts on any opponent row ([`RowMove`]). These
+    /// are the legal moves of every position with this mover's row whose
+    /// opponent's row holds stones (with none, the game is over).
+    ///
+    /// # Panics
+    /// If levels of this rule set can cycle (their moves act on the
+    /// opponent's row in other ways) or the row has not `P` pits.
+    pub fn row_moves(&self, mover_row: &[u8], mut visit: impl FnMut(&RowMove)) {
+        assert!(
+            !self.variant.can_cycle(),
+            "{} has no row moves",
+            self.variant.name()
+        );
+        assert_eq!(
+            mover_row.len(),
+            self.pits(),
+            "a row of {} pits",
+            self.pits()
+        );
+        let mut bits = [0u8; 8];
+        bits[..mover_row.len()].copy_from_slice(mover_row);
+        let row = u64::from_le_bytes(bits);
+        for (pit, &stones) in mover_row.iter().enumerate() {
+            if stones > 0 {
+                visit(&kalah::Kalah::row_move(self, row, pit));
+            }
+        }
     }
 
     /// Plays the mover's pit `pit` if it is legal in `pos`. Cheaper than

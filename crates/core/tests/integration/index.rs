@@ -205,6 +205,16 @@ proptest! {
     }
 
     #[test]
+    fn the_rank_is_the_sum_of_its_row_parts((pits, counts) in large_board()) {
+        let pos = Position::from_counts(pits, &counts).unwrap();
+        let (mover, opponent) = pos.cells()[..2 * pits].split_at(pits);
+        prop_assert_eq!(Position::from_rows(mover, opponent), pos);
+        let parts = index::mover_row_rank(mover)
+            + index::opponent_row_rank(pos.mover_stones(), opponent);
+        prop_assert_eq!(parts as u128, documented_rank(&counts));
+    }
+
+    #[test]
     fn large_indices_round_trip(pits in 6usize..=8, stones in 0u32..=48, frac in 0.0f64..1.0) {
         let level = LevelIndex::new(pits, stones);
         let i = ((level.count() as f64 * frac) as u64).min(level.count() - 1);

@@ -99,7 +99,10 @@ impl ValueEncoding for Compact {
     }
 
     fn choose(level: SolvedValues<'_>, block_size: usize) -> ChosenEntries<'_> {
-        let free = free_entries(&level.rules, level.level, level.values, level.exit_best);
+        let exit_best = level
+            .exit_best
+            .expect("compact tables are written from levels whose best exits are marked");
+        let free = free_entries(&level.rules, level.level, level.values, exit_best);
         let values = level.values;
         if values.len() >= MOVER_CONTEXTS_MIN_POSITIONS {
             let contexts = MoverContexts::new(level.rules.pits(), level.level);

@@ -59,8 +59,10 @@ pub struct SolvedValues<'a> {
     /// Every position's value, in index order.
     pub values: &'a [i8],
     /// Per position, whether its value is that of its best exit (a move
-    /// that leaves the level) or its terminal value.
-    pub exit_best: &'a [bool],
+    /// that leaves the level) or its terminal value: what the compact
+    /// encoding needs (`None`: not marked, and only the full encoding can
+    /// be written).
+    pub exit_best: Option<&'a [bool]>,
 }
 
 /// What a writer stores for a level: the entries, and the model that codes

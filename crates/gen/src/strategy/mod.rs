@@ -3,10 +3,12 @@
 //! A strategy gets a [`LevelJob`] (the rule set, the level, the solved
 //! lower levels, progress and checkpoints) and returns the level's
 //! [`Solution`]. [`Retrograde`] (forward pass, then threshold propagation)
-//! solves every rule set and both kinds of table; a strategy for rule sets
-//! whose levels cannot cycle, or one that keeps less in memory, is another
-//! implementation of [`Strategy`], chosen in [`crate::pipeline`].
+//! solves every rule set and both kinds of table; [`OnePass`] solves rule
+//! sets whose levels cannot cycle, each position once, same-level children
+//! first. Both write the same tables; [`crate::pipeline`] chooses by the
+//! rule set's [`mancala_core::Variant::can_cycle`].
 
+mod one_pass;
 mod retrograde;
 
 use mancala_core::Rules;
@@ -16,6 +18,7 @@ use crate::checkpoint::Checkpoints;
 use crate::error::BuildError;
 use crate::solve::{Solution, Solve};
 
+pub use one_pass::OnePass;
 pub use retrograde::Retrograde;
 
 /// One level to solve.

@@ -7,6 +7,7 @@ mod forced;
 mod golden;
 mod reference;
 mod reference_solver;
+mod strategies;
 mod tables;
 
 use mancala_core::{Rules, Variant};

@@ -204,7 +204,8 @@ fn probes_agree_with_the_in_memory_solver() {
     }
 }
 
-/// The solver marks exactly the positions worth their best exit
+/// The retrograde solver (the strategy that marks best exits, in every
+/// rule set) marks exactly the positions worth their best exit
 /// (recomputed here from the levels below), and a compact table frees
 /// exactly those and, in the Oware family, the positions whose value a
 /// same-level restoring move gives: any move if no move leads to the
@@ -213,7 +214,7 @@ fn probes_agree_with_the_in_memory_solver() {
 #[test]
 fn the_solver_and_writer_free_exactly_the_entries_a_reader_restores() {
     use mancala_format::free_entries;
-    use mancala_gen::solve_level;
+    use mancala_gen::{LevelJob, Retrograde, Strategy};
     let cases = [
         (rules(Variant::Oware, 6), 8),
         (rules(Variant::Awari, 3), 9),
@@ -223,7 +224,14 @@ fn the_solver_and_writer_free_exactly_the_entries_a_reader_restores() {
     for (rules, max) in cases {
         let mut lower = Solved::new();
         for n in 0..=max {
-            let solution = solve_level(&rules, n, &lower, &|_| {});
+            let job = LevelJob {
+                rules: &rules,
+                level: n,
+                lower: &lower,
+                progress: &|_| {},
+                checkpoints: None,
+            };
+            let solution = Retrograde::local().solve(&job).unwrap();
             let values = &solution.symbols;
             let positions = level_positions(rules.pits(), n);
             let mut exit_best = Vec::new();
