@@ -36,6 +36,11 @@ pub struct SolveArgs {
     /// Give up after this many seconds (the answer is then marked inexact).
     #[arg(long, value_parser = parse_seconds)]
     pub seconds: Option<Duration>,
+    /// Also the exact value of every first move, not only which are best
+    /// (above the tables, each bad move's exact value costs searches of
+    /// its own).
+    #[arg(long)]
+    pub every_move: bool,
 }
 
 pub fn run(args: SolveArgs) -> Result<bool> {
@@ -74,7 +79,11 @@ pub fn run(args: SolveArgs) -> Result<bool> {
                 );
             }
         });
-    let analysis = engine.analyze(&state)?;
+    let analysis = if args.every_move {
+        engine.analyze(&state)?
+    } else {
+        engine.analyze_best(&state)?
+    };
     drop(engine);
     if terminal && shown > Duration::ZERO {
         eprintln!();
@@ -116,7 +125,9 @@ pub fn run(args: SolveArgs) -> Result<bool> {
         .iter()
         .map(|m| format!("{} {:+}", pit_letter(m.pit as usize), m.value))
         .collect();
-    out!("first moves: {}", moves.join("  "));
+    if args.every_move {
+        out!("first moves: {}", moves.join("  "));
+    }
     let pv: Vec<u8> = analysis.pv.iter().map(|&(_, p)| p).collect();
     let mut line = String::new();
     let mut side = None;

@@ -191,6 +191,47 @@ fn kalah_start_positions_have_the_published_values() {
         );
         let searched = state_stones(pits, seeds) > 10;
         assert_eq!(analysis.source == Source::Search, searched);
+        // The best-moves analysis (what `solve` runs) finds the same value,
+        // exactly the moves of that value and the same perfect line.
+        let best = Engine::with_tables(&tb)
+            .analyze_best(&GameState::start(&rules, seeds).unwrap())
+            .unwrap();
+        let best_moves: Vec<_> = analysis
+            .moves
+            .iter()
+            .filter(|m| m.value == margin)
+            .copied()
+            .collect();
+        assert!(best.exact);
+        assert_eq!((best.value, &best.best), (analysis.value, &analysis.best));
+        assert_eq!(best.moves, best_moves);
+        assert_eq!((&best.pv, best.pv_end), (&analysis.pv, analysis.pv_end));
+    }
+}
+
+/// The best-moves analysis of positions above small tables, Kalah and the
+/// Oware family, gives the full analysis's value, best moves and line.
+#[test]
+fn best_moves_analyses_equal_full_analyses() {
+    for (variant, max, stones) in [(Variant::Kalah, 4, 7..=9), (Variant::Oware, 5, 6..=7)] {
+        let rules = Rules::new(variant, 3).unwrap();
+        let dir = TempDir::new().unwrap();
+        let tb = tables(dir.path(), rules, max);
+        for pos in positions(&rules, stones, 53) {
+            let state = GameState::new(pos, Side::South);
+            let full = Engine::with_tables(&tb).analyze(&state).unwrap();
+            let best = Engine::with_tables(&tb).analyze_best(&state).unwrap();
+            assert_eq!((best.value, best.exact), (full.value, full.exact), "{pos}");
+            assert_eq!(best.best, full.best, "{pos}");
+            let kept: Vec<_> = full
+                .moves
+                .iter()
+                .filter(|m| full.best.contains(&m.pit))
+                .copied()
+                .collect();
+            assert_eq!(best.moves, kept, "{pos}");
+            assert_eq!((&best.pv, best.pv_end), (&full.pv, full.pv_end), "{pos}");
+        }
     }
 }
 
