@@ -5,6 +5,7 @@
 //! cargo run --release -p mancala-probe --example probe_latency -- /tmp/tb20          # oware tables under /tmp/tb20, default cache
 //! cargo run --release -p mancala-probe --example probe_latency -- /tmp/tb20 0        # without a block cache
 //! cargo run --release -p mancala-probe --example probe_latency -- /tmp/tb20 256 3000000  # 3 M probes of warm-up
+//! cargo run --release -p mancala-probe --example probe_latency -- /tmp/k20 256 20000 kalah  # kalah-6 tables
 //! ```
 //!
 //! Positions are drawn uniformly from every position the tables cover (so
@@ -26,14 +27,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let dir = args
         .next()
-        .ok_or("usage: probe_latency DIR [CACHE_MIB [WARM_UP]]")?;
+        .ok_or("usage: probe_latency DIR [CACHE_MIB [WARM_UP [RULES]]]")?;
     let cache_mib: usize = args
         .next()
         .map_or(Ok(DEFAULT_CACHE_BYTES >> 20), |s| s.parse())?;
-    let rules = Rules::new(Variant::Oware, 6)?;
     let warm_up: usize = args.next().map_or(Ok(WARM_UP), |s| s.parse())?;
+    let variant = args
+        .next()
+        .map_or(Ok(Variant::Oware), |s| Variant::from_name(&s))?;
+    let rules = Rules::new(variant, 6)?;
     let tb: Tablebase = Tablebase::open_with_cache(&dir, rules, cache_mib << 20)?;
-    let max = tb.max_level().ok_or("no oware-6 tables there")?;
+    let max = tb
+        .max_level()
+        .ok_or_else(|| format!("no {} tables there", rules.id()))?;
     let counts: Vec<u64> = (0..=max)
         .map(|n| LevelIndex::new(rules.pits(), n).count())
         .collect();

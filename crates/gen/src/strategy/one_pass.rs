@@ -75,8 +75,10 @@ impl Strategy for OnePass {
             let tasks = tasks_at(&rows, distance);
             tasks.par_iter().for_each(|task| level.solve_task(task));
             let positions: usize = tasks.iter().map(Task::positions).sum();
+            // A level is two units a position (`LevelJob::progress`).
             (job.progress)(2 * positions as u64);
         }
+        // Writing the level reads no lower level: their mapped pages may go.
         job.lower.release_mapped_pages();
         let values = level.values.into_iter().map(AtomicI8::into_inner).collect();
         Ok(K::from_values(n, values))

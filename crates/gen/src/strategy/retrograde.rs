@@ -22,7 +22,7 @@
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 use std::time::Instant;
 
-use mancala_core::{LevelIndex, Position, Rules, MAX_LEVEL};
+use mancala_core::{rank, LevelIndex, Move, Position, Rules, MAX_LEVEL, MAX_PITS};
 use mancala_format::Levels;
 use rayon::prelude::*;
 
@@ -165,39 +165,80 @@ fn forward_pass<K: Solve>(
         .for_each(|chunk| {
             let first = chunk * CHUNK;
             let len = CHUNK.min(count - first);
-            let positions = index.positions_from(first as u64);
-            for (at, pos) in (first..first + len).zip(positions) {
-                let (exits, stays) = look_one_ply::<K>(rules, n, &pos, lower);
-                state.record(at, exits, stays);
+            let mut positions = index.positions_from(first as u64);
+            let mut batch = [Looked::default(); BATCH];
+            for start in (first..first + len).step_by(BATCH) {
+                let batch = &mut batch[..BATCH.min(first + len - start)];
+                for looked in batch.iter_mut() {
+                    let pos = positions.next().expect("the chunk's positions");
+                    look_one_ply(rules, n, &pos, lower, looked);
+                }
+                for (at, looked) in (start..).zip(batch.iter()) {
+                    let (exits, stays) = looked.summary::<K>(n, lower);
+                    state.record(at, exits, stays);
+                }
             }
             progress(len as u64);
         });
 }
 
-/// One look at every move of `pos`, in level `n`: its exits' summary (or
-/// its terminal value) and how many of its moves keep the level.
+/// Positions whose exits are all located (and prefetched) before the first
+/// is read, so that the misses of their random lookups overlap.
+const BATCH: usize = 32;
+
+/// One position's moves, looked at once: its exits located in the lower
+/// levels, not yet read.
+#[derive(Clone, Copy, Default)]
+struct Looked {
+    /// Its value, if it is terminal.
+    terminal: Option<i32>,
+    /// Moves that keep the level.
+    stays: u8,
+    exits: [(Move, u64); MAX_PITS],
+    /// Exits in use.
+    len: usize,
+}
+
+impl Looked {
+    /// The exits' summary (or the terminal value) and the number of moves
+    /// that keep the level.
+    #[inline]
+    fn summary<K: Solve>(&self, n: u32, lower: &Levels<K>) -> (K::Exits, u8) {
+        if let Some(value) = self.terminal {
+            return (K::terminal(n, value), 0);
+        }
+        let mut exits = K::no_exit();
+        for (m, at) in &self.exits[..self.len] {
+            K::add_exit(&mut exits, m, lower.entry_at(n - m.gain as u32, *at));
+        }
+        (exits, self.stays)
+    }
+}
+
+/// One look at every move of `pos`, in level `n`, into `looked`: its exits
+/// located and prefetched, its moves that keep the level counted (or its
+/// terminal value).
 #[inline]
 fn look_one_ply<K: Solve>(
     rules: &Rules,
     n: u32,
     pos: &Position,
     lower: &Levels<K>,
-) -> (K::Exits, u8) {
-    let mut exits = K::no_exit();
-    let mut stays = 0u8;
-    let terminal = rules.for_each_move(pos, |m| {
+    looked: &mut Looked,
+) {
+    looked.stays = 0;
+    looked.len = 0;
+    looked.terminal = rules.for_each_move(pos, |m| {
         if !m.leaves_level() {
             debug_assert!(!m.extra_turn && m.child.stones() == n);
-            stays += 1;
+            looked.stays += 1;
         } else {
-            let child = lower.entry_in(n - m.gain as u32, &m.child);
-            K::add_exit(&mut exits, m, child);
+            let at = rank(&m.child);
+            lower.prefetch(n - m.gain as u32, at);
+            looked.exits[looked.len] = (*m, at);
+            looked.len += 1;
         }
     });
-    match terminal {
-        Some(value) => (K::terminal(n, value), 0),
-        None => (exits, stays),
-    }
 }
 
 /// Scans every position of a level in parallel, `classify(index, flag)`
