@@ -10,6 +10,7 @@
 //! them there the same way; the strategy does not change.
 
 use rayon::prelude::*;
+use voracious_radix_sort::RadixSort;
 
 /// Delivers parents to their owners and applies a visit to each.
 pub trait Exchange: Sync {
@@ -21,10 +22,11 @@ pub trait Exchange: Sync {
     fn deliver(&self, parents: Vec<u64>, visit: impl Fn(usize, u8) -> bool + Sync) -> Vec<u64>;
 }
 
-/// The exchange of one process: parents sorted, then updated in parallel
-/// over disjoint ranges. Sorting turns the random updates into a sweep in
-/// index order, and no update needs a locked instruction (which would
-/// stall on every cache miss).
+/// The exchange of one process: parents sorted (a parallel radix sort, a
+/// few sequential passes over the buffer where a comparison sort makes
+/// many), then updated in parallel over disjoint ranges. Sorting turns the
+/// random updates into a sweep in index order, and no update needs a
+/// locked instruction (which would stall on every cache miss).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LocalExchange;
 
@@ -33,7 +35,7 @@ const RUN_CHUNK: usize = 1 << 13;
 
 impl Exchange for LocalExchange {
     fn deliver(&self, mut parents: Vec<u64>, visit: impl Fn(usize, u8) -> bool + Sync) -> Vec<u64> {
-        parents.par_sort_unstable();
+        parents.voracious_mt_sort(rayon::current_num_threads());
         let found: Vec<Vec<u64>> = split_between_runs(&parents, RUN_CHUNK)
             .into_par_iter()
             .map(|chunk| {
