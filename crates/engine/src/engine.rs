@@ -768,12 +768,17 @@ impl<'a> Engine<'a> {
             return (0, false);
         }
         let child_depth = if depth == UNLIMITED { depth } else { depth - 1 };
-        let (mut best, mut best_pit, mut proven, mut a) = (-INFINITY, 0u8, true, alpha);
+        let mut best = Best {
+            value: -INFINITY,
+            pit: 0,
+            proven: true,
+            alpha,
+        };
         let mut open = [Move::default(); MAX_PITS];
         let mut opened = 0;
         self.line.push(key);
         for m in moves.iter() {
-            let (child_alpha, child_beta) = child_window(m, a, beta);
+            let (child_alpha, child_beta) = child_window(m, best.alpha, beta);
             let Look::Answer(v, child_proven) =
                 self.look(&m.child, child_alpha, child_beta, child_depth)
             else {
@@ -781,16 +786,9 @@ impl<'a> Engine<'a> {
                 opened += 1;
                 continue;
             };
-            let value = m.value_given_child(v);
-            if value > best {
-                (best, best_pit) = (value, m.pit);
-            }
-            if value >= beta || self.aborted {
-                proven = child_proven;
+            if best.take(m, m.value_given_child(v), child_proven, beta) || self.aborted {
                 break;
             }
-            proven &= child_proven;
-            a = a.max(value);
         }
         let open = &mut open[..opened];
         open.sort_by_key(|m| {
@@ -801,29 +799,25 @@ impl<'a> Engine<'a> {
             )
         });
         for m in open.iter() {
-            if best >= beta || self.aborted {
+            if best.value >= beta || self.aborted {
                 break;
             }
-            let (child_alpha, child_beta) = child_window(m, a, beta);
+            let (child_alpha, child_beta) = child_window(m, best.alpha, beta);
             let (v, child_proven) = self.alpha_beta(&m.child, child_alpha, child_beta, child_depth);
-            if self.aborted {
+            if self.aborted || best.take(m, m.value_given_child(v), child_proven, beta) {
                 break;
             }
-            let value = m.value_given_child(v);
-            if value > best {
-                (best, best_pit) = (value, m.pit);
-            }
-            if value >= beta {
-                proven = child_proven;
-                break;
-            }
-            proven &= child_proven;
-            a = a.max(value);
         }
         self.line.pop();
         if self.aborted {
             return (0, false);
         }
+        let Best {
+            value: best,
+            pit: best_pit,
+            proven,
+            ..
+        } = best;
         let (lower, upper) = if best >= beta {
             (best, INFINITY)
         } else if best <= alpha {
@@ -879,6 +873,35 @@ impl<'a> Engine<'a> {
     /// The transposition table's slot for `key`.
     fn slot(&self, key: u128) -> usize {
         (mix(key) as usize) & (self.tt.len() - 1)
+    }
+}
+
+/// The best move of a node so far, in a fail-soft search below `beta`.
+struct Best {
+    /// Its value (a bound on the node's while no move reached the window).
+    value: i32,
+    pit: u8,
+    /// Whether every move that decided it is proven.
+    proven: bool,
+    /// The window's lower end, raised by the moves taken.
+    alpha: i32,
+}
+
+impl Best {
+    /// Takes move `m`, worth `value` (proven or not); whether it reaches
+    /// `beta`, which ends the node.
+    #[inline]
+    fn take(&mut self, m: &Move, value: i32, proven: bool, beta: i32) -> bool {
+        if value > self.value {
+            (self.value, self.pit) = (value, m.pit);
+        }
+        if value >= beta {
+            self.proven = proven;
+            return true;
+        }
+        self.proven &= proven;
+        self.alpha = self.alpha.max(value);
+        false
     }
 }
 

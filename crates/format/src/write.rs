@@ -99,8 +99,11 @@ impl EncodedTable {
         Ok(self.bytes())
     }
 
-    /// Writes the file at `path` atomically ([`write_atomically`]); returns
-    /// its size in bytes.
+    /// Writes the file at `path` atomically: to a temporary file of this
+    /// process first ([`temporary_path`]), synced, then renamed over
+    /// `path`, so a killed writer never leaves a file that looks complete.
+    /// On an error (a full disk) the temporary file is removed. Returns the
+    /// file's size in bytes.
     pub fn write_file(&self, path: &Path) -> Result<u64, FormatError> {
         write_atomically(path, |file| self.write_to(file))
     }
@@ -198,11 +201,10 @@ fn frame_head(header: &Header, blocks: &[FramedBlock]) -> Vec<u8> {
     head
 }
 
-/// Writes the file at `path` atomically: `write` writes it to a temporary
-/// file of this process first ([`temporary_path`]), which is synced, then
-/// renamed over `path`, so a killed writer never leaves a file that looks
-/// complete. On an error (a full disk) the temporary file is removed.
-/// Returns what `write` returns: the file's size in bytes.
+/// The atomic write of [`EncodedTable::write_file`] and [`write_level`]:
+/// `write` fills the temporary file, which is then synced and renamed over
+/// `path`, or removed on an error. Returns what `write` returns, the
+/// file's size in bytes.
 fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<u64>,
