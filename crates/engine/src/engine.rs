@@ -449,6 +449,10 @@ impl<'a> Engine<'a> {
             return Ok(Vec::new());
         };
         let score = self.score_within_budget(&state.position)?;
+        if !score.exact {
+            // Out of budget: every move's estimate instead.
+            return self.moves_within_budget(state);
+        }
         let mut best = Vec::new();
         for m in moves.iter() {
             let Some(reaches) = self.move_reaches(m, score.value)? else {
@@ -545,7 +549,11 @@ impl<'a> Engine<'a> {
     ) -> Result<(Vec<(Side, u8)>, LineEnd)> {
         let mut line = Vec::new();
         let mut state = state.clone();
-        let mut value = self.score_within_budget(&state.position)?.value;
+        let score = self.score_within_budget(&state.position)?;
+        if !score.exact {
+            return Ok((line, LineEnd::Truncated));
+        }
+        let mut value = score.value;
         loop {
             if let Some(end) = state.end(&self.rules) {
                 return Ok((line, LineEnd::GameOver(end.reason)));
@@ -567,7 +575,9 @@ impl<'a> Engine<'a> {
                     Some(false) => {}
                 }
             }
-            let m = chosen.expect("some move reaches the position's value");
+            let Some(m) = chosen else {
+                unreachable!("a proven value is some move's");
+            };
             line.push((state.to_move, m.pit));
             value = if m.extra_turn {
                 value - m.gain as i32
@@ -1027,5 +1037,23 @@ mod tests {
         assert!(analysis.elapsed < budget + Duration::from_millis(500));
         assert!(!analysis.exact);
         assert_eq!(analysis.pv_end, LineEnd::Truncated);
+    }
+
+    /// A best-moves analysis out of budget (Kalah, no tables: a long search)
+    /// answers with estimates, marked inexact, and a cut line.
+    #[test]
+    fn a_best_moves_analysis_out_of_budget_says_so() {
+        let rules = Rules::new(Variant::Kalah, 6).unwrap();
+        let state = GameState::start(&rules, 3).unwrap();
+        for nodes in [1, 1000, 20_000] {
+            let mut engine = Engine::new(rules).with_limits(Limits {
+                nodes: Some(nodes),
+                time: None,
+            });
+            let analysis = engine.analyze_best(&state).unwrap();
+            assert!(!analysis.exact, "{nodes} nodes");
+            assert_eq!(analysis.pv_end, LineEnd::Truncated);
+            assert!(!analysis.moves.is_empty());
+        }
     }
 }
