@@ -362,12 +362,14 @@ impl<'a> Engine<'a> {
         let started = Instant::now();
         self.check(&state.position)?;
         let nodes_before = self.nodes;
-        let moves = if every_move {
-            self.moves_within_budget(state)?
+        let (moves, (pv, pv_end)) = if every_move {
+            let moves = self.moves_within_budget(state)?;
+            (moves, self.principal_variation(state)?)
         } else {
-            self.best_moves(state)?
+            let score = self.score_within_budget(&state.position)?;
+            let moves = self.best_moves(state, score)?;
+            (moves, self.line_of_first_best_moves(state, score)?)
         };
-        let (pv, pv_end) = self.principal_variation(state, every_move)?;
         let value = moves.iter().map(|m| m.value).max();
         let (value, exact) = match (value, state.end(&self.rules)) {
             (Some(v), _) => (v, moves.iter().all(|m| m.exact)),
@@ -442,13 +444,12 @@ impl<'a> Engine<'a> {
     }
 
     /// The best moves of `state` (none if the game is over), in a rule set
-    /// whose levels cannot cycle: the position's value, then each move
-    /// tested against it.
-    fn best_moves(&mut self, state: &GameState) -> Result<Vec<MoveAnalysis>> {
+    /// whose levels cannot cycle: each move tested against the position's
+    /// `score`.
+    fn best_moves(&mut self, state: &GameState, score: Score) -> Result<Vec<MoveAnalysis>> {
         let Successors::Moves(moves) = self.rules.successors(&state.position) else {
             return Ok(Vec::new());
         };
-        let score = self.score_within_budget(&state.position)?;
         if !score.exact {
             // Out of budget: every move's estimate instead.
             return self.moves_within_budget(state);
@@ -503,17 +504,8 @@ impl<'a> Engine<'a> {
         Ok(Some((v >= beta) == at_least))
     }
 
-    /// Plays the first best move again and again from `state`: with every
-    /// move's value, or (levels that cannot cycle) the first move that
-    /// reaches the position's value.
-    fn principal_variation(
-        &mut self,
-        state: &GameState,
-        every_move: bool,
-    ) -> Result<(Vec<(Side, u8)>, LineEnd)> {
-        if !every_move {
-            return self.line_of_first_best_moves(state);
-        }
+    /// Plays the first best move again and again from `state`.
+    fn principal_variation(&mut self, state: &GameState) -> Result<(Vec<(Side, u8)>, LineEnd)> {
         let mut line = Vec::new();
         let mut state = state.clone();
         let mut seen = vec![(state.to_move, state.position)];
@@ -540,16 +532,16 @@ impl<'a> Engine<'a> {
     }
 
     /// The perfect line of [`Engine::principal_variation`] where levels
-    /// cannot cycle: the value once, then at each ply the first move (in
-    /// pit order) that reaches it, found by zero-window tests, and the
-    /// value carried to the child.
+    /// cannot cycle, from the position's `score`: at each ply the first
+    /// move (in pit order) that reaches the value, found by zero-window
+    /// tests, and the value carried to the child.
     fn line_of_first_best_moves(
         &mut self,
         state: &GameState,
+        score: Score,
     ) -> Result<(Vec<(Side, u8)>, LineEnd)> {
         let mut line = Vec::new();
         let mut state = state.clone();
-        let score = self.score_within_budget(&state.position)?;
         if !score.exact {
             return Ok((line, LineEnd::Truncated));
         }

@@ -93,8 +93,7 @@ impl<K: TableKind> Levels<K> {
     #[inline]
     pub fn entry_in(&self, n: u32, pos: &Position) -> K::Entry {
         debug_assert_eq!(pos.stones(), n);
-        let at = rank(pos) as usize * K::WIDTH;
-        K::read(n, &self.symbols(n)[at..at + K::WIDTH])
+        self.entry_at(n, rank(pos))
     }
 
     /// The entry of rank `index` in level `n`.

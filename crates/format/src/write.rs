@@ -121,7 +121,7 @@ const PIECE_POSITIONS: usize = if cfg!(debug_assertions) { 64 } else { 1 << 22 }
 pub fn write_level(header: &Header, symbols: &[i8], path: &Path) -> Result<u64, FormatError> {
     write_atomically(path, |file| {
         let blocks = header.block_count as usize;
-        let head_len = frame_head(header, &vec![FramedBlock::default(); blocks]).len();
+        let head_len = head_len(&header_bytes(header), blocks);
         file.write_all(&vec![0; head_len])?;
         let mut framed = Vec::with_capacity(blocks);
         let mut blocks_crc = crc32fast::Hasher::new();
@@ -152,7 +152,7 @@ pub fn write_level(header: &Header, symbols: &[i8], path: &Path) -> Result<u64, 
 }
 
 /// What the head records of one coded block.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 struct FramedBlock {
     len: u64,
     crc: u32,
@@ -167,15 +167,26 @@ impl FramedBlock {
     }
 }
 
+/// The header's bincode record.
+fn header_bytes(header: &Header) -> Vec<u8> {
+    bincode::encode_to_vec(header.to_raw(), bincode::config::standard()).expect("header encodes")
+}
+
+/// The length of a head ([`frame_head`]) with this header record and
+/// `blocks` blocks.
+fn head_len(header_bytes: &[u8], blocks: usize) -> usize {
+    let groups = blocks.div_ceil(GROUP_BLOCKS);
+    16 + header_bytes.len() + INDEX_ENTRY * blocks + 8 * groups + 4
+}
+
 /// The head of a table file: magic, version, header, the index of the
 /// blocks (each one's offset in its group and CRC), the groups' bases and
 /// the head's own CRC. Its length depends only on the header and the
-/// number of blocks.
+/// number of blocks ([`head_len`]).
 fn frame_head(header: &Header, blocks: &[FramedBlock]) -> Vec<u8> {
-    let header_bytes = bincode::encode_to_vec(header.to_raw(), bincode::config::standard())
-        .expect("header encodes");
+    let header_bytes = header_bytes(header);
     let groups = blocks.len().div_ceil(GROUP_BLOCKS);
-    let head_len = 16 + header_bytes.len() + INDEX_ENTRY * blocks.len() + 8 * groups + 4;
+    let head_len = head_len(&header_bytes, blocks.len());
     let mut head = Vec::with_capacity(head_len);
     head.extend_from_slice(MAGIC);
     head.extend_from_slice(&FORMAT_VERSION.to_le_bytes());

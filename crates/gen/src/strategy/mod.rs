@@ -11,7 +11,7 @@
 mod one_pass;
 mod retrograde;
 
-use mancala_core::Rules;
+use mancala_core::{Rules, MAX_LEVEL};
 use mancala_format::Levels;
 
 use crate::checkpoint::Checkpoints;
@@ -36,6 +36,20 @@ pub struct LevelJob<'a, K: Solve> {
     /// Where and how often to save the level's state, so that a killed
     /// build resumes inside the level (`None`: never).
     pub checkpoints: Option<&'a Checkpoints>,
+}
+
+impl<K: Solve> LevelJob<'_, K> {
+    /// Checks what every strategy relies on: the level is in range and the
+    /// levels below it are all solved, in order.
+    pub(crate) fn assert_in_order(&self) {
+        let n = self.level;
+        assert!(n <= MAX_LEVEL, "level {n} is above {MAX_LEVEL}");
+        assert_eq!(
+            self.lower.len(),
+            n as usize,
+            "levels must be solved in order"
+        );
+    }
 }
 
 /// How a level is solved.

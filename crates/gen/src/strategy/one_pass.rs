@@ -26,8 +26,7 @@
 use std::sync::atomic::{AtomicI8, Ordering::Relaxed};
 
 use mancala_core::{
-    mover_row_rank, opponent_row_rank, LevelIndex, Move, Position, RowMove, Rules, MAX_LEVEL,
-    MAX_PITS,
+    mover_row_rank, opponent_row_rank, LevelIndex, Move, Position, RowMove, Rules, MAX_PITS,
 };
 use mancala_format::{prefetch, Levels};
 use rayon::prelude::*;
@@ -51,12 +50,7 @@ pub struct OnePass;
 impl Strategy for OnePass {
     fn solve<K: Solve>(&self, job: &LevelJob<K>) -> Result<Solution, BuildError> {
         let n = job.level;
-        assert!(n <= MAX_LEVEL, "level {n} is above {MAX_LEVEL}");
-        assert_eq!(
-            job.lower.len(),
-            n as usize,
-            "levels must be solved in order"
-        );
+        job.assert_in_order();
         assert!(
             !job.rules.variant().can_cycle(),
             "one pass solves only levels that cannot cycle"

@@ -22,7 +22,7 @@
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 use std::time::Instant;
 
-use mancala_core::{rank, LevelIndex, Move, Position, Rules, MAX_LEVEL, MAX_PITS};
+use mancala_core::{rank, LevelIndex, Move, Position, Rules, MAX_PITS};
 use mancala_format::Levels;
 use rayon::prelude::*;
 
@@ -64,12 +64,7 @@ impl Retrograde {
 impl<E: Exchange> Strategy for Retrograde<E> {
     fn solve<K: Solve>(&self, job: &LevelJob<K>) -> Result<Solution, BuildError> {
         let n = job.level;
-        assert!(n <= MAX_LEVEL, "level {n} is above {MAX_LEVEL}");
-        assert_eq!(
-            job.lower.len(),
-            n as usize,
-            "levels must be solved in order"
-        );
+        job.assert_in_order();
         let started = Instant::now();
         let index = LevelIndex::new(job.rules.pits(), n);
         let count = index.count();
