@@ -25,6 +25,7 @@ macro_rules! out {
 pub mod answer;
 mod args;
 mod board;
+mod cluster;
 pub mod cmd;
 mod hint;
 pub mod json;

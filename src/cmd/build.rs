@@ -13,6 +13,7 @@ use mancala_format::Encoding;
 use mancala_gen::{BuildObserver, BuildOptions, LevelReport};
 
 use crate::args::{parse_cycles, parse_encoding, parse_threads, RulesArgs};
+use crate::cluster::Job;
 
 #[derive(Args)]
 pub struct BuildArgs {
@@ -81,21 +82,28 @@ pub fn run(args: BuildArgs) -> Result<bool> {
     options.wait_for_lock = args.wait;
     options.scratch = args.scratch;
     options.validate()?;
-    out!(
-        "building {rules}, {}, levels 0..={} in {}",
-        args.cycles.describe(),
-        args.stones,
-        options.dir().display()
-    );
-    match args.cycles {
-        Cycles::Even => out!("{SUMMARY_HEADER}"),
-        Cycles::Forced => out!("{FORCED_SUMMARY_HEADER}"),
+    let job = Job::join()?;
+    let leads = job.leads();
+    if leads {
+        out!(
+            "building {rules}, {}, levels 0..={} in {}",
+            args.cycles.describe(),
+            args.stones,
+            options.dir().display()
+        );
+        match args.cycles {
+            Cycles::Even => out!("{SUMMARY_HEADER}"),
+            Cycles::Forced => out!("{FORCED_SUMMARY_HEADER}"),
+        }
     }
     let start = Instant::now();
     let progress = Progress::new();
-    let reports = mancala_gen::build(&options, &progress)?;
+    let (reports, rank_lines) = job.build(&options, &progress)?;
     if let Some(bar) = Progress::bar(&progress.total).take() {
         bar.finish_and_clear();
+    }
+    if !leads {
+        return Ok(true);
     }
     let positions: u64 = reports.iter().map(|r| r.positions).sum();
     let bytes: u64 = reports.iter().map(|r| r.bytes).sum();
@@ -112,6 +120,9 @@ pub fn run(args: BuildArgs) -> Result<bool> {
         start.elapsed().as_secs_f64(),
         peak.map_or("unknown".into(), mebibytes)
     );
+    for line in rank_lines {
+        out!("{line}");
+    }
     Ok(true)
 }
 

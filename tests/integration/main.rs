@@ -2,6 +2,7 @@
 //! HTTP server and the web board, each driven as a user would.
 
 mod cli;
+mod cluster;
 mod edges;
 mod server;
 mod web;

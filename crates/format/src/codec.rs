@@ -89,7 +89,7 @@ pub type StoredModel = (i8, Vec<Vec<(u8, u16)>>);
 /// level: what a [`Model`] is fitted from. Counts of disjoint ranges of
 /// blocks add up ([`ModelCounts::merge`]), so workers that each hold a part
 /// of a level fit the very model one process holding all of it would.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
 pub struct ModelCounts {
     /// The value of symbol 0.
     min: i8,
@@ -160,6 +160,23 @@ impl ModelCounts {
 
     fn max(&self) -> i8 {
         (self.min as i32 + self.symbols as i32 - 1) as i8
+    }
+
+    /// The counts as bytes, for workers that sum them over a network.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        bincode::encode_to_vec(self, bincode::config::standard()).expect("counts encode")
+    }
+
+    /// Counts from [`ModelCounts::to_bytes`], if `bytes` are counts of a
+    /// well-formed model.
+    pub fn from_bytes(bytes: &[u8]) -> Option<ModelCounts> {
+        let config = bincode::config::standard().with_limit::<{ 1 << 24 }>();
+        let (counts, read): (ModelCounts, usize) =
+            bincode::decode_from_slice(bytes, config).ok()?;
+        let well_formed = read == bytes.len()
+            && (1..=MAX_SYMBOLS).contains(&counts.symbols)
+            && counts.counts.len() == counts.features * (counts.symbols + 1) * counts.symbols;
+        well_formed.then_some(counts)
     }
 
     /// The counts laid out for the symbols `min..min + symbols`, which

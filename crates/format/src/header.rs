@@ -101,6 +101,29 @@ impl Header {
         )
     }
 
+    /// The header of a table of kind `K` storing its symbols as they are,
+    /// from what workers holding parts of the level summed: the level's
+    /// `histogram` ([`histogram`] of every symbol) and the model fitted to
+    /// all of them ([`Model::from_counts`]). The same header as
+    /// [`Header::for_symbols`] of the whole level.
+    pub fn for_parts<K: TableKind>(
+        rules: &Rules,
+        level: u32,
+        block_size: u32,
+        histogram: Vec<(i8, u64)>,
+        model: &Model,
+    ) -> Header {
+        Header::new(
+            rules,
+            K::CYCLES,
+            level,
+            block_size,
+            (Encoding::Full, ContextModel::Uniform),
+            histogram,
+            model,
+        )
+    }
+
     /// The header of an even table of level `level` of `rules` whose
     /// entries an encoding chose for `values`.
     pub fn for_entries(

@@ -50,4 +50,7 @@ pub use layout::{
     tables_dir,
 };
 pub use levels::{prefetch, Levels, Scratch, MAPPED_MIN_POSITIONS};
-pub use write::{encode_blocks, temporary_path, write_level, EncodedTable, TEMPORARY_SUFFIX};
+pub use write::{
+    encode_blocks, table_head, table_trailer, temporary_path, temporary_path_of, write_level,
+    BlockFrame, EncodedTable, TEMPORARY_SUFFIX,
+};

@@ -53,8 +53,15 @@ fn code(header: &Header, symbols: &[i8], first: u64, contexts: &impl Contexts) -
 /// `<name>.<pid>.tmp` beside it, so that two writers never share one, and
 /// readers, which open only final names, never see it.
 pub fn temporary_path(path: &Path) -> PathBuf {
+    temporary_path_of(path, std::process::id())
+}
+
+/// The temporary name of a file being written to `path` by the writer
+/// `writer` (a process id: [`temporary_path`] is this process's): a job of
+/// many processes writing one file agrees on one of theirs.
+pub fn temporary_path_of(path: &Path, writer: u32) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".{}{TEMPORARY_SUFFIX}", std::process::id()));
+    name.push(format!(".{writer}{TEMPORARY_SUFFIX}"));
     path.with_file_name(name)
 }
 
@@ -71,9 +78,9 @@ impl EncodedTable {
     /// Frames blocks already coded with `header`'s model, in order.
     pub fn from_blocks(header: &Header, blocks: Vec<Vec<u8>>) -> EncodedTable {
         assert_eq!(blocks.len() as u64, header.block_count, "one block each");
-        let framed: Vec<FramedBlock> = blocks.iter().map(|b| FramedBlock::of(b)).collect();
+        let framed: Vec<BlockFrame> = blocks.iter().map(|b| BlockFrame::of(b)).collect();
         EncodedTable {
-            head: frame_head(header, &framed),
+            head: table_head(header, &framed),
             blocks,
         }
     }
@@ -132,35 +139,35 @@ pub fn write_level(header: &Header, symbols: &[i8], path: &Path) -> Result<u64, 
             for block in encode_blocks(header, chunk, first) {
                 file.write_all(&block)?;
                 blocks_crc.update(&block);
-                framed.push(FramedBlock::of(&block));
+                framed.push(BlockFrame::of(&block));
             }
         }
         assert_eq!(framed.len(), blocks, "one block each");
-        let head = frame_head(header, &framed);
+        let head = table_head(header, &framed);
         debug_assert_eq!(head.len(), head_len);
         file.seek(SeekFrom::Start(0))?;
         file.write_all(&head)?;
-        let mut crc = crc32fast::Hasher::new();
-        crc.update(&head);
-        crc.combine(&blocks_crc);
         let end = file.seek(SeekFrom::End(0))?;
-        file.write_all(&crc.finalize().to_le_bytes())?;
-        file.write_all(END_MARKER)?;
+        file.write_all(&table_trailer(&head, &blocks_crc))?;
         file.flush()?;
         Ok(end + TRAILER as u64)
     })
 }
 
-/// What the head records of one coded block.
-#[derive(Clone, Copy)]
-struct FramedBlock {
-    len: u64,
-    crc: u32,
+/// What a table's head records of one coded block: workers that write
+/// their blocks themselves tell the one that frames the file these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockFrame {
+    /// The block's length in bytes.
+    pub len: u64,
+    /// The CRC-32 of its bytes.
+    pub crc: u32,
 }
 
-impl FramedBlock {
-    fn of(block: &[u8]) -> FramedBlock {
-        FramedBlock {
+impl BlockFrame {
+    /// The frame of a coded block.
+    pub fn of(block: &[u8]) -> BlockFrame {
+        BlockFrame {
             len: block.len() as u64,
             crc: crc32fast::hash(block),
         }
@@ -182,8 +189,9 @@ fn head_len(header_bytes: &[u8], blocks: usize) -> usize {
 /// The head of a table file: magic, version, header, the index of the
 /// blocks (each one's offset in its group and CRC), the groups' bases and
 /// the head's own CRC. Its length depends only on the header and the
-/// number of blocks ([`head_len`]).
-fn frame_head(header: &Header, blocks: &[FramedBlock]) -> Vec<u8> {
+/// number of blocks; the blocks follow it back to back, then
+/// [`table_trailer`].
+pub fn table_head(header: &Header, blocks: &[BlockFrame]) -> Vec<u8> {
     let header_bytes = header_bytes(header);
     let groups = blocks.len().div_ceil(GROUP_BLOCKS);
     let head_len = head_len(&header_bytes, blocks.len());
@@ -210,6 +218,20 @@ fn frame_head(header: &Header, blocks: &[FramedBlock]) -> Vec<u8> {
     head.extend_from_slice(&crc32fast::hash(&head).to_le_bytes());
     debug_assert_eq!(head.len(), head_len);
     head
+}
+
+/// The end of a table file whose head is `head` and whose blocks' bytes,
+/// all of them in order, hash to `blocks` (a CRC-32 state that knows their
+/// length, as [`crc32fast::Hasher::new_with_initial_len`] makes one): the
+/// CRC-32 of every byte before it, then the end marker.
+pub fn table_trailer(head: &[u8], blocks: &crc32fast::Hasher) -> [u8; TRAILER] {
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(head);
+    crc.combine(blocks);
+    let mut trailer = [0; TRAILER];
+    trailer[..4].copy_from_slice(&crc.finalize().to_le_bytes());
+    trailer[4..].copy_from_slice(END_MARKER);
+    trailer
 }
 
 /// The atomic write of [`EncodedTable::write_file`] and [`write_level`]:

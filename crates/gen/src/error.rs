@@ -44,6 +44,21 @@ pub enum BuildError {
         /// How the build would store it.
         asked: String,
     },
+    /// A rank of a build across a cluster failed; every rank reports it.
+    #[error("rank {rank}: {message}")]
+    Rank {
+        /// The rank that failed (the first, if several did).
+        rank: usize,
+        /// What went wrong there.
+        message: String,
+    },
+    /// A build across ranks was asked for something only one process
+    /// builds.
+    #[error("{what} is not built across ranks yet; build it in one process")]
+    NotAcrossRanks {
+        /// What was asked.
+        what: String,
+    },
     /// A table file could not be written, or a present one read.
     #[error(transparent)]
     Format(#[from] FormatError),

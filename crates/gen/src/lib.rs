@@ -25,6 +25,7 @@
 #![warn(missing_docs)]
 
 mod checkpoint;
+mod cluster;
 mod error;
 mod even;
 mod exchange;
@@ -36,6 +37,7 @@ mod solve;
 mod strategy;
 
 pub use checkpoint::Checkpoints;
+pub use cluster::{all_gather, build_across, InProcess, RankReport, Split, Transport};
 pub use error::BuildError;
 pub use even::EvenState;
 pub use exchange::{Exchange, LocalExchange};

@@ -185,7 +185,7 @@ pub fn build(
 }
 
 /// Checks the options and creates the tables' directory.
-fn prepare(options: &BuildOptions) -> Result<PathBuf, BuildError> {
+pub(crate) fn prepare(options: &BuildOptions) -> Result<PathBuf, BuildError> {
     options.validate()?;
     let dir = options.dir();
     std::fs::create_dir_all(&dir).map_err(|source| BuildError::Io {
@@ -264,7 +264,7 @@ fn build_kind<K: Solve>(
 /// not be read at all. A present level stored in another encoding or block
 /// size than the build's is an error: one set never mixes them.
 #[allow(clippy::type_complexity)]
-fn present_tables<K: Solve>(
+pub(crate) fn present_tables<K: Solve>(
     options: &BuildOptions,
     dir: &Path,
 ) -> Result<(Vec<Option<Table<K>>>, Option<usize>), BuildError> {
@@ -299,7 +299,7 @@ fn present_tables<K: Solve>(
 }
 
 /// The table of level `n` if its file is present and passes every check.
-fn valid_table<K: Solve>(rules: &Rules, dir: &Path, n: u32) -> Option<Table<K>> {
+pub(crate) fn valid_table<K: Solve>(rules: &Rules, dir: &Path, n: u32) -> Option<Table<K>> {
     let expected = TableId {
         rules: *rules,
         level: n,
@@ -309,7 +309,7 @@ fn valid_table<K: Solve>(rules: &Rules, dir: &Path, n: u32) -> Option<Table<K>> 
     Some(table)
 }
 
-fn reused_report<K: Solve>(table: &Table<K>) -> LevelReport {
+pub(crate) fn reused_report<K: Solve>(table: &Table<K>) -> LevelReport {
     let header = table.header();
     LevelReport {
         level: header.level,

@@ -239,7 +239,7 @@ fn look_one_ply<K: Solve>(
 /// Scans every position of a level in parallel, `classify(index, flag)`
 /// saying whether it joins the first and/or the second new frontier (and
 /// recording that itself); returns both frontiers in index order.
-fn seed(
+pub(crate) fn seed(
     flags: &[AtomicU8],
     classify: impl Fn(usize, u8) -> (bool, bool) + Sync,
 ) -> (Vec<u64>, Vec<u64>) {
@@ -269,7 +269,7 @@ fn seed(
 
 /// The same-level parents of every frontier member, one entry per edge, in
 /// no particular order.
-fn same_level_parents(rules: &Rules, index: &LevelIndex, frontier: &[u64]) -> Vec<u64> {
+pub(crate) fn same_level_parents(rules: &Rules, index: &LevelIndex, frontier: &[u64]) -> Vec<u64> {
     let found: Vec<Vec<u64>> = frontier
         .par_chunks(FRONTIER_CHUNK)
         .map(|members| {

@@ -2,6 +2,7 @@
 //! reference, forced bounds against naive iteration and the real game,
 //! and built tables read back, damaged, resumed and compared.
 
+mod cluster;
 mod exchange;
 mod forced;
 mod golden;

@@ -1,0 +1,348 @@
+//! Building tables across the ranks of a cluster job, byte for byte the
+//! files one process writes.
+//!
+//! Each level is dealt out to the ranks in contiguous ranges of whole
+//! blocks ([`Split`]); a rank holds the state of its range of the level
+//! being solved and its ranges of the levels below, never a whole level.
+//! Lookups into lower levels and parent updates go to the rank that owns
+//! them, in bulk, through a [`Transport`]: MPI on a cluster, threads in
+//! one process for the tests ([`InProcess`]). Each rank codes its own
+//! blocks with the model fitted from every rank's counts, and the file is
+//! assembled on the shared directory.
+//!
+//! - `transport.rs`: the seam, and the collectives built on it;
+//! - `shares.rs`: who owns which positions;
+//! - `solve.rs`: the retrograde strategy across ranks;
+//! - `write.rs`: a level's file written by every rank;
+//! - this file: the build pipeline every rank runs.
+//!
+//! Faults: a rank that fails tells the others at the next step where they
+//! agree ([`BuildError::Rank`]), and every rank returns the error; a rank
+//! that dies stops the job through its transport (MPI ends the job). A
+//! killed job leaves no file that looks complete, and a rerun resumes
+//! from the last level written.
+
+mod shares;
+mod solve;
+mod transport;
+mod wire;
+mod write;
+
+use std::path::Path;
+use std::time::Instant;
+
+use mancala_core::{Cycles, LevelIndex, Rules};
+use mancala_format::{level_path, Encoding, Even, Forced, Table, TableId};
+
+pub use shares::Split;
+pub use transport::{all_gather, InProcess, Transport};
+use transport::{broadcast, gather_u64};
+
+use crate::error::BuildError;
+use crate::lock;
+use crate::pipeline::{
+    prepare, present_tables, reused_report, BuildObserver, BuildOptions, LevelReport,
+};
+use crate::rss::{peak_rss_bytes, reset_peak_rss};
+use crate::solve::Solve;
+use shares::LowerShares;
+use solve::LevelAcross;
+use write::{write_across, LevelShare};
+
+/// What one rank did for one level.
+#[derive(Clone, Debug)]
+pub struct RankReport {
+    /// The level, as one process would report it (this rank's peak RSS).
+    pub level: LevelReport,
+    /// Positions of the level this rank owns.
+    pub owned: u64,
+    /// Bytes this rank sent to other ranks while solving and writing it.
+    pub sent_bytes: u64,
+    /// Seconds this rank spent in exchanges (waiting for the others
+    /// included).
+    pub exchange_seconds: f64,
+}
+
+/// Builds levels `0..=options.max_stones` across the ranks of `transport`;
+/// every rank calls it with the same options. Rank 0 takes the
+/// directory's lock and reports progress to `observer` (the others should
+/// pass [`crate::Quiet`]). Returns this rank's reports.
+pub fn build_across(
+    transport: &impl Transport,
+    options: &BuildOptions,
+    observer: &dyn BuildObserver,
+) -> Result<Vec<RankReport>, BuildError> {
+    let compact = options.cycles == Cycles::Even
+        && Even::stored_encoding(&options.rules, options.encoding) == Encoding::Compact;
+    if compact {
+        return Err(BuildError::NotAcrossRanks {
+            what: "the compact encoding".into(),
+        });
+    }
+    options.validate()?;
+    match options.cycles {
+        Cycles::Even => build_kind::<Even>(transport, options, observer),
+        Cycles::Forced => build_kind::<Forced>(transport, options, observer),
+    }
+}
+
+/// Every rank learns whether every rank's `result` is `Ok`; the first
+/// failure (by rank) is every rank's error.
+pub(crate) fn agree(
+    transport: &impl Transport,
+    result: Result<(), String>,
+) -> Result<(), BuildError> {
+    let mine = match result {
+        Ok(()) => Vec::new(),
+        Err(message) => {
+            let mut bytes = vec![1];
+            bytes.extend_from_slice(message.as_bytes());
+            bytes
+        }
+    };
+    let all = all_gather(transport, mine);
+    match all.iter().enumerate().find(|(_, b)| !b.is_empty()) {
+        None => Ok(()),
+        Some((rank, bytes)) => Err(BuildError::Rank {
+            rank,
+            message: String::from_utf8_lossy(&bytes[1..]).into_owned(),
+        }),
+    }
+}
+
+/// The transport with what went through it counted.
+struct Metered<'a, T: Transport> {
+    inner: &'a T,
+    sent: std::sync::atomic::AtomicU64,
+    nanos: std::sync::atomic::AtomicU64,
+}
+
+impl<'a, T: Transport> Metered<'a, T> {
+    fn new(inner: &'a T) -> Self {
+        Metered {
+            inner,
+            sent: 0.into(),
+            nanos: 0.into(),
+        }
+    }
+
+    /// Bytes sent to other ranks and seconds spent since the last call.
+    fn take(&self) -> (u64, f64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let sent = self.sent.swap(0, Relaxed);
+        let nanos = self.nanos.swap(0, Relaxed);
+        (sent, nanos as f64 * 1e-9)
+    }
+}
+
+impl<T: Transport> Transport for Metered<'_, T> {
+    fn rank(&self) -> usize {
+        self.inner.rank()
+    }
+
+    fn ranks(&self) -> usize {
+        self.inner.ranks()
+    }
+
+    fn exchange(&self, outgoing: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let me = self.rank();
+        let sent: usize = (outgoing.iter().enumerate())
+            .filter(|&(r, _)| r != me)
+            .map(|(_, b)| b.len())
+            .sum();
+        self.sent.fetch_add(sent as u64, Relaxed);
+        let start = Instant::now();
+        let received = self.inner.exchange(outgoing);
+        self.nanos
+            .fetch_add(start.elapsed().as_nanos() as u64, Relaxed);
+        received
+    }
+}
+
+fn build_kind<K: Solve>(
+    transport: &impl Transport,
+    options: &BuildOptions,
+    observer: &dyn BuildObserver,
+) -> Result<Vec<RankReport>, BuildError> {
+    let transport = &Metered::new(transport);
+    let rank = transport.rank();
+    let writer = gather_u64(transport, std::process::id() as u64)[0] as u32;
+    let dir = options.dir();
+    // Rank 0 alone looks at the directory, locks and sweeps it.
+    let mut held = None;
+    let looked = if rank == 0 {
+        look_at_directory::<K>(options, &mut held).map_err(|e| e.to_string())
+    } else {
+        Ok(Vec::new())
+    };
+    let (looked, error) = match looked {
+        Ok(present) => (present, Ok(())),
+        Err(e) => (Vec::new(), Err(e)),
+    };
+    agree(transport, error)?;
+    let present: Vec<bool> = broadcast(transport, looked)
+        .iter()
+        .map(|&b| b != 0)
+        .collect();
+    let last_to_build = present.iter().rposition(|&p| !p);
+    let work: u64 = (0..=options.max_stones)
+        .filter(|&n| !present[n as usize])
+        .map(|n| 2 * positions(&options.rules, n))
+        .sum();
+    observer.build_started(work);
+    let block_size = options.block_size();
+    let mut lower = LowerShares::<K>::new();
+    let mut reports = Vec::new();
+    for n in 0..=options.max_stones {
+        let count = positions(&options.rules, n);
+        let split = Split::new(count, block_size, transport.ranks());
+        let needed = last_to_build.is_some_and(|last| (n as usize) < last);
+        let path = level_path(&dir, n);
+        let level = if present[n as usize] {
+            let read = read_share::<K>(&options.rules, &path, n, &split, rank);
+            let (report, symbols) = match read {
+                Ok((report, symbols)) => (Some(report), Ok(symbols)),
+                Err(e) => (None, Err(e.to_string())),
+            };
+            let symbols = symbols.map(|s| if needed { s } else { Vec::new() });
+            agree(
+                transport,
+                symbols.as_ref().map(|_| ()).map_err(Clone::clone),
+            )?;
+            if needed {
+                lower.push(split.clone(), rank, symbols.expect("agreed"));
+            }
+            report.expect("agreed")
+        } else {
+            let (report, symbols) = solve_and_write(
+                transport, options, n, &split, &lower, &path, writer, observer,
+            )?;
+            if needed {
+                lower.push(split.clone(), rank, symbols);
+            }
+            report
+        };
+        let (sent_bytes, exchange_seconds) = transport.take();
+        let range = split.range(rank);
+        observer.level_finished(&level);
+        reports.push(RankReport {
+            level,
+            owned: range.end - range.start,
+            sent_bytes,
+            exchange_seconds,
+        });
+    }
+    drop(held);
+    Ok(reports)
+}
+
+fn positions(rules: &Rules, n: u32) -> u64 {
+    LevelIndex::new(rules.pits(), n).count()
+}
+
+/// Rank 0's look at the tables' directory: created, and where levels are
+/// to be written, locked (into `held`) and swept. Returns one byte per
+/// level, whether a valid file of it is present.
+fn look_at_directory<K: Solve>(
+    options: &BuildOptions,
+    held: &mut Option<lock::DirLock>,
+) -> Result<Vec<u8>, BuildError> {
+    let dir = prepare(options)?;
+    let (present, last_to_build) = present_tables::<K>(options, &dir)?;
+    let present = match last_to_build {
+        Some(_) => {
+            *held = Some(lock::lock(&dir, options.wait_for_lock)?);
+            lock::sweep_temporaries(&dir);
+            present_tables::<K>(options, &dir)?.0
+        }
+        None => present,
+    };
+    Ok(present.iter().map(|t| t.is_some() as u8).collect())
+}
+
+/// A present level: its report, and this rank's share of its symbols.
+fn read_share<K: Solve>(
+    rules: &Rules,
+    path: &Path,
+    n: u32,
+    split: &Split,
+    rank: usize,
+) -> Result<(LevelReport, Vec<i8>), BuildError> {
+    let expected = TableId {
+        rules: *rules,
+        level: n,
+    };
+    let table = Table::<K>::open(path, Some(expected))?;
+    let range = split.range(rank);
+    let block_size = table.header().block_size as u64;
+    let mut symbols = Vec::with_capacity((range.end - range.start) as usize * K::WIDTH);
+    for block in range.start / block_size..range.end.div_ceil(block_size) {
+        symbols.extend(table.decode_block(block)?);
+    }
+    Ok((reused_report(&table), symbols))
+}
+
+/// Solves level `n` across the ranks and writes its file; returns this
+/// rank's report and share of the symbols.
+#[allow(clippy::too_many_arguments)]
+fn solve_and_write<K: Solve>(
+    transport: &impl Transport,
+    options: &BuildOptions,
+    n: u32,
+    split: &Split,
+    lower: &LowerShares<K>,
+    path: &Path,
+    writer: u32,
+    observer: &dyn BuildObserver,
+) -> Result<(LevelReport, Vec<i8>), BuildError> {
+    let rank = transport.rank();
+    let count = split.range(split.ranks() - 1).end;
+    let range = split.range(rank);
+    let owned = range.end - range.start;
+    observer.level_started(n, count, 2 * count);
+    reset_peak_rss();
+    let start = Instant::now();
+    // Rank 0 shows its own progress, scaled to the level.
+    let reported = std::sync::atomic::AtomicU64::new(0);
+    let progress = |units: u64| {
+        if rank == 0 && owned > 0 {
+            let scaled = units * count / owned;
+            reported.fetch_add(scaled, std::sync::atomic::Ordering::Relaxed);
+            observer.advanced(scaled);
+        }
+    };
+    let symbols = LevelAcross {
+        transport,
+        rules: &options.rules,
+        level: n,
+        split,
+        lower,
+        progress: &progress,
+    }
+    .solve();
+    let share = LevelShare {
+        path,
+        writer,
+        first: range.start,
+        symbols: &symbols,
+    };
+    let (header, bytes) =
+        write_across::<K>(transport, &options.rules, n, options.block_size(), &share)?;
+    let done = reported.into_inner();
+    if rank == 0 && done < 2 * count {
+        observer.advanced(2 * count - done);
+    }
+    let report = LevelReport {
+        level: n,
+        positions: count,
+        seconds: start.elapsed().as_secs_f64(),
+        bytes,
+        cycles: K::CYCLES,
+        exact: header.exact_positions(),
+        histogram: header.histogram,
+        reused: false,
+        peak_rss_bytes: peak_rss_bytes(),
+    };
+    Ok((report, symbols))
+}
