@@ -34,14 +34,14 @@ use crate::strategy::{same_level_parents, seed};
 /// propagation. Tiny in debug builds, so the tests cut levels into many
 /// pieces.
 const PIECE: usize = if cfg!(debug_assertions) {
-    1 << 10
+    1 << 11
 } else {
-    1 << 17
+    1 << 16
 };
 const FRONTIER_PIECE: usize = if cfg!(debug_assertions) {
-    1 << 10
+    1 << 11
 } else {
-    1 << 21
+    1 << 19
 };
 /// Positions per unit of parallel work when a piece is looked at.
 const CHUNK: usize = 1 << 10;
