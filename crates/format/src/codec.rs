@@ -162,6 +162,21 @@ impl ModelCounts {
         (self.min as i32 + self.symbols as i32 - 1) as i8
     }
 
+    /// How often each symbol occurs in the counted blocks, ascending, zero
+    /// counts left out (as [`crate::histogram`] of their symbols): each
+    /// occurrence is counted once, in the context it follows.
+    pub fn histogram(&self) -> Vec<(i8, u64)> {
+        let mut totals = vec![0u64; self.symbols];
+        for context in self.counts.chunks(self.symbols) {
+            totals.iter_mut().zip(context).for_each(|(t, c)| *t += c);
+        }
+        (self.min as i32..)
+            .zip(totals)
+            .filter(|&(_, c)| c > 0)
+            .map(|(v, c)| (v as i8, c))
+            .collect()
+    }
+
     /// The counts as bytes, for workers that sum them over a network.
     pub fn to_bytes(&self) -> Vec<u8> {
         bincode::encode_to_vec(self, bincode::config::standard()).expect("counts encode")
@@ -776,6 +791,8 @@ mod tests {
                 Model::from_counts(&whole),
                 Model::fit(&values, block_size, &Scattered)
             );
+            assert_eq!(whole.histogram(), crate::histogram(&values));
+            assert_eq!(ModelCounts::from_bytes(&whole.to_bytes()), Some(whole));
         }
     }
 

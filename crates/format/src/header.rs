@@ -8,7 +8,7 @@
 use mancala_core::{Cycles, LevelIndex, Rules, Variant, MAX_LEVEL};
 use rayon::prelude::*;
 
-use crate::codec::{Model, StoredModel, Uniform};
+use crate::codec::{Model, ModelCounts, StoredModel, Uniform};
 use crate::encoding::{ChosenEntries, ContextModel, Encoding, MoverContexts};
 use crate::kind::TableKind;
 
@@ -89,29 +89,19 @@ impl Header {
         symbols: &[i8],
         block_size: u32,
     ) -> Header {
-        let model = Model::fit(symbols, block_size as usize * K::WIDTH, &Uniform);
-        Header::new(
-            rules,
-            K::CYCLES,
-            level,
-            block_size,
-            (Encoding::Full, ContextModel::Uniform),
-            histogram(symbols),
-            &model,
-        )
+        let counts = ModelCounts::count(symbols, 0, block_size as usize * K::WIDTH, &Uniform);
+        Header::for_counts::<K>(rules, level, block_size, &counts)
     }
 
     /// The header of a table of kind `K` storing its symbols as they are,
-    /// from what workers holding parts of the level summed: the level's
-    /// `histogram` ([`histogram`] of every symbol) and the model fitted to
-    /// all of them ([`Model::from_counts`]). The same header as
-    /// [`Header::for_symbols`] of the whole level.
-    pub fn for_parts<K: TableKind>(
+    /// from the model counts of every block ([`ModelCounts`], which
+    /// workers holding parts of the level count and sum): the same header
+    /// as [`Header::for_symbols`] of the whole level.
+    pub fn for_counts<K: TableKind>(
         rules: &Rules,
         level: u32,
         block_size: u32,
-        histogram: Vec<(i8, u64)>,
-        model: &Model,
+        counts: &ModelCounts,
     ) -> Header {
         Header::new(
             rules,
@@ -119,8 +109,8 @@ impl Header {
             level,
             block_size,
             (Encoding::Full, ContextModel::Uniform),
-            histogram,
-            model,
+            counts.histogram(),
+            &Model::from_counts(counts),
         )
     }
 

@@ -195,25 +195,17 @@ pub(crate) fn prepare(options: &BuildOptions) -> Result<PathBuf, BuildError> {
     Ok(dir)
 }
 
-/// The levels of one kind, in order. Present levels are read without the
-/// directory's lock, so a complete set builds (reuses) on a read-only
-/// disk; a build with levels to write takes the lock, sweeps what killed
-/// builds left, and looks again at what is present.
+/// The levels of one kind, in order, after a [`survey`] of the directory.
 fn build_kind<K: Solve>(
     options: &BuildOptions,
     dir: &Path,
     observer: &dyn BuildObserver,
 ) -> Result<Vec<LevelReport>, BuildError> {
-    let (mut present, mut last_to_build) = present_tables::<K>(options, dir)?;
-    let _lock = match last_to_build {
-        Some(_) => {
-            let held = lock::lock(dir, options.wait_for_lock)?;
-            lock::sweep_temporaries(dir);
-            (present, last_to_build) = present_tables::<K>(options, dir)?;
-            Some(held)
-        }
-        None => None,
-    };
+    let Survey {
+        present,
+        last_to_build,
+        lock: _lock,
+    } = survey::<K>(options, dir)?;
     let scratch_dir = match &options.scratch {
         Some(scratch) => scratch.join(format!(
             "{}-{}",
@@ -259,12 +251,48 @@ fn build_kind<K: Solve>(
     Ok(reports)
 }
 
+/// What a build finds in its tables' directory.
+pub(crate) struct Survey<K: Solve> {
+    /// The valid table present for each level, if any.
+    pub present: Vec<Option<Table<K>>>,
+    /// The last level to build, if any.
+    pub last_to_build: Option<usize>,
+    /// The directory's lock, held while any level is to be built.
+    pub lock: Option<lock::DirLock>,
+}
+
+/// Looks at what `dir` holds. Present levels are read without the lock,
+/// so a complete set builds (reuses) on a read-only disk; with levels to
+/// write, the lock is taken, what killed builds left is swept, and the
+/// directory is looked at again.
+pub(crate) fn survey<K: Solve>(
+    options: &BuildOptions,
+    dir: &Path,
+) -> Result<Survey<K>, BuildError> {
+    let (present, last_to_build) = present_tables::<K>(options, dir)?;
+    if last_to_build.is_none() {
+        return Ok(Survey {
+            present,
+            last_to_build,
+            lock: None,
+        });
+    }
+    let lock = lock::lock(dir, options.wait_for_lock)?;
+    lock::sweep_temporaries(dir);
+    let (present, last_to_build) = present_tables::<K>(options, dir)?;
+    Ok(Survey {
+        present,
+        last_to_build,
+        lock: Some(lock),
+    })
+}
+
 /// The valid tables already present for each level (none with `force`),
 /// and the last level that must be built, if any. Levels above it need
 /// not be read at all. A present level stored in another encoding or block
 /// size than the build's is an error: one set never mixes them.
 #[allow(clippy::type_complexity)]
-pub(crate) fn present_tables<K: Solve>(
+fn present_tables<K: Solve>(
     options: &BuildOptions,
     dir: &Path,
 ) -> Result<(Vec<Option<Table<K>>>, Option<usize>), BuildError> {
@@ -310,16 +338,21 @@ pub(crate) fn valid_table<K: Solve>(rules: &Rules, dir: &Path, n: u32) -> Option
 }
 
 pub(crate) fn reused_report<K: Solve>(table: &Table<K>) -> LevelReport {
-    let header = table.header();
+    level_report(table.header(), 0.0, table.bytes(), true)
+}
+
+/// The report of the level `header` describes, stored in `bytes` after
+/// `seconds` of work (`reused`: none, the file was present).
+pub(crate) fn level_report(header: &Header, seconds: f64, bytes: u64, reused: bool) -> LevelReport {
     LevelReport {
         level: header.level,
         positions: header.positions,
-        seconds: 0.0,
-        bytes: table.bytes(),
+        seconds,
+        bytes,
         cycles: header.cycles,
         exact: header.exact_positions(),
         histogram: header.histogram.clone(),
-        reused: true,
+        reused,
         peak_rss_bytes: peak_rss_bytes(),
     }
 }
@@ -353,17 +386,7 @@ fn build_level<K: Solve>(
     if let Some(c) = &checkpoints {
         c.remove(n);
     }
-    let report = LevelReport {
-        level: n,
-        positions,
-        seconds: start.elapsed().as_secs_f64(),
-        bytes,
-        cycles: K::CYCLES,
-        exact: header.exact_positions(),
-        histogram: header.histogram,
-        reused: false,
-        peak_rss_bytes: peak_rss_bytes(),
-    };
+    let report = level_report(&header, start.elapsed().as_secs_f64(), bytes, false);
     Ok((report, solution.symbols))
 }
 

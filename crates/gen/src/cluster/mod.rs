@@ -41,9 +41,9 @@ use transport::{broadcast, gather_u64};
 use crate::error::BuildError;
 use crate::lock;
 use crate::pipeline::{
-    prepare, present_tables, reused_report, BuildObserver, BuildOptions, LevelReport,
+    level_report, prepare, reused_report, survey, BuildObserver, BuildOptions, LevelReport,
 };
-use crate::rss::{peak_rss_bytes, reset_peak_rss};
+use crate::rss::reset_peak_rss;
 use crate::solve::Solve;
 use shares::LowerShares;
 use solve::LevelAcross;
@@ -87,22 +87,22 @@ pub fn build_across(
 }
 
 /// Every rank learns whether every rank's `result` is `Ok`; the first
-/// failure (by rank) is every rank's error.
-pub(crate) fn agree(
+/// failure (by rank) is every rank's error, else each keeps its value.
+pub(crate) fn agree<T>(
     transport: &impl Transport,
-    result: Result<(), String>,
-) -> Result<(), BuildError> {
-    let mine = match result {
-        Ok(()) => Vec::new(),
-        Err(message) => {
+    result: Result<T, BuildError>,
+) -> Result<T, BuildError> {
+    let mine = match &result {
+        Ok(_) => Vec::new(),
+        Err(e) => {
             let mut bytes = vec![1];
-            bytes.extend_from_slice(message.as_bytes());
+            bytes.extend_from_slice(e.to_string().as_bytes());
             bytes
         }
     };
     let all = all_gather(transport, mine);
     match all.iter().enumerate().find(|(_, b)| !b.is_empty()) {
-        None => Ok(()),
+        None => result,
         Some((rank, bytes)) => Err(BuildError::Rank {
             rank,
             message: String::from_utf8_lossy(&bytes[1..]).into_owned(),
@@ -170,18 +170,13 @@ fn build_kind<K: Solve>(
     let writer = gather_u64(transport, std::process::id() as u64)[0] as u32;
     let dir = options.dir();
     // Rank 0 alone looks at the directory, locks and sweeps it.
-    let mut held = None;
-    let looked = if rank == 0 {
-        look_at_directory::<K>(options, &mut held).map_err(|e| e.to_string())
+    let surveyed = if rank == 0 {
+        look_at_directory::<K>(options).map(Some)
     } else {
-        Ok(Vec::new())
+        Ok(None)
     };
-    let (looked, error) = match looked {
-        Ok(present) => (present, Ok(())),
-        Err(e) => (Vec::new(), Err(e)),
-    };
-    agree(transport, error)?;
-    let present: Vec<bool> = broadcast(transport, looked)
+    let (flags, held) = agree(transport, surveyed)?.unwrap_or_default();
+    let present: Vec<bool> = broadcast(transport, flags)
         .iter()
         .map(|&b| b != 0)
         .collect();
@@ -200,20 +195,12 @@ fn build_kind<K: Solve>(
         let needed = last_to_build.is_some_and(|last| (n as usize) < last);
         let path = level_path(&dir, n);
         let level = if present[n as usize] {
-            let read = read_share::<K>(&options.rules, &path, n, &split, rank);
-            let (report, symbols) = match read {
-                Ok((report, symbols)) => (Some(report), Ok(symbols)),
-                Err(e) => (None, Err(e.to_string())),
-            };
-            let symbols = symbols.map(|s| if needed { s } else { Vec::new() });
-            agree(
-                transport,
-                symbols.as_ref().map(|_| ()).map_err(Clone::clone),
-            )?;
-            if needed {
-                lower.push(split.clone(), rank, symbols.expect("agreed"));
+            let read = read_share::<K>(&options.rules, &path, n, &split, rank, needed);
+            let (report, share) = agree(transport, read)?;
+            if let Some(symbols) = share {
+                lower.push(split.clone(), rank, symbols);
             }
-            report.expect("agreed")
+            report
         } else {
             let (report, symbols) = solve_and_write(
                 transport, options, n, &split, &lower, &path, writer, observer,
@@ -241,46 +228,44 @@ fn positions(rules: &Rules, n: u32) -> u64 {
     LevelIndex::new(rules.pits(), n).count()
 }
 
-/// Rank 0's look at the tables' directory: created, and where levels are
-/// to be written, locked (into `held`) and swept. Returns one byte per
-/// level, whether a valid file of it is present.
+/// Rank 0's look at the tables' directory (created, then surveyed): one
+/// byte per level, whether a valid file of it is present, and the lock if
+/// levels are to be written.
 fn look_at_directory<K: Solve>(
     options: &BuildOptions,
-    held: &mut Option<lock::DirLock>,
-) -> Result<Vec<u8>, BuildError> {
+) -> Result<(Vec<u8>, Option<lock::DirLock>), BuildError> {
     let dir = prepare(options)?;
-    let (present, last_to_build) = present_tables::<K>(options, &dir)?;
-    let present = match last_to_build {
-        Some(_) => {
-            *held = Some(lock::lock(&dir, options.wait_for_lock)?);
-            lock::sweep_temporaries(&dir);
-            present_tables::<K>(options, &dir)?.0
-        }
-        None => present,
-    };
-    Ok(present.iter().map(|t| t.is_some() as u8).collect())
+    let survey = survey::<K>(options, &dir)?;
+    let flags = survey.present.iter().map(|t| t.is_some() as u8).collect();
+    Ok((flags, survey.lock))
 }
 
-/// A present level: its report, and this rank's share of its symbols.
+/// A present level: its report, and this rank's share of its symbols if
+/// they are `needed` (for a level above it).
 fn read_share<K: Solve>(
     rules: &Rules,
     path: &Path,
     n: u32,
     split: &Split,
     rank: usize,
-) -> Result<(LevelReport, Vec<i8>), BuildError> {
+    needed: bool,
+) -> Result<(LevelReport, Option<Vec<i8>>), BuildError> {
     let expected = TableId {
         rules: *rules,
         level: n,
     };
     let table = Table::<K>::open(path, Some(expected))?;
+    let report = reused_report(&table);
+    if !needed {
+        return Ok((report, None));
+    }
     let range = split.range(rank);
     let block_size = table.header().block_size as u64;
     let mut symbols = Vec::with_capacity((range.end - range.start) as usize * K::WIDTH);
     for block in range.start / block_size..range.end.div_ceil(block_size) {
         symbols.extend(table.decode_block(block)?);
     }
-    Ok((reused_report(&table), symbols))
+    Ok((report, Some(symbols)))
 }
 
 /// Solves level `n` across the ranks and writes its file; returns this
@@ -333,16 +318,6 @@ fn solve_and_write<K: Solve>(
     if rank == 0 && done < 2 * count {
         observer.advanced(2 * count - done);
     }
-    let report = LevelReport {
-        level: n,
-        positions: count,
-        seconds: start.elapsed().as_secs_f64(),
-        bytes,
-        cycles: K::CYCLES,
-        exact: header.exact_positions(),
-        histogram: header.histogram,
-        reused: false,
-        peak_rss_bytes: peak_rss_bytes(),
-    };
+    let report = level_report(&header, start.elapsed().as_secs_f64(), bytes, false);
     Ok((report, symbols))
 }

@@ -18,7 +18,7 @@
 //! result does not depend on how the work was cut, so every rank count
 //! writes the same tables.
 
-use mancala_core::{rank, LevelIndex, Move, Rules, MAX_PITS};
+use mancala_core::{LevelIndex, Rules, MAX_PITS};
 use rayon::prelude::*;
 use voracious_radix_sort::RadixSort;
 
@@ -27,7 +27,7 @@ use super::transport::{max, sum, Transport};
 use super::wire::{get_sorted, get_varint, put_sorted, put_varint};
 use crate::exchange::{Exchange, LocalExchange};
 use crate::solve::{LevelState, Solve};
-use crate::strategy::{same_level_parents, seed};
+use crate::strategy::{same_level_parents, seed, Looked};
 
 /// Positions of a rank's range looked at per exchange of the forward
 /// pass; frontier members whose parents are sent per exchange of the
@@ -94,7 +94,8 @@ impl<K: Solve, T: Transport> LevelAcross<'_, K, T> {
                 .zip(entries.par_chunks(MAX_PITS))
                 .enumerate()
                 .for_each(|(i, (looked, entries))| {
-                    let (exits, stays) = looked.summary::<K>(n, entries);
+                    let (exits, stays) = looked
+                        .summary::<K>(n, |j, level, _| K::read(level, &entries[j][..K::WIDTH]));
                     state.record((lo - range.start) as usize + i, exits, stays);
                 });
             (self.progress)(hi - lo);
@@ -110,10 +111,11 @@ impl<K: Solve, T: Transport> LevelAcross<'_, K, T> {
             .into_par_iter()
             .flat_map_iter(|start| {
                 let len = CHUNK.min((hi - start) as usize);
-                index
-                    .positions_from(start)
-                    .take(len)
-                    .map(move |pos| Looked::of(rules, n, &pos))
+                index.positions_from(start).take(len).map(move |pos| {
+                    let mut looked = Looked::default();
+                    looked.look(rules, n, &pos, |_, _| {});
+                    looked
+                })
             })
             .collect()
     }
@@ -125,7 +127,7 @@ impl<K: Solve, T: Transport> LevelAcross<'_, K, T> {
         // Per owner: (level, index, slot), sorted.
         let mut asks: Vec<Vec<u128>> = vec![Vec::new(); ranks];
         for (i, looked) in looked.iter().enumerate() {
-            for (j, &(level, at)) in looked.children().iter().enumerate() {
+            for (j, (level, at)) in looked.children(self.level).enumerate() {
                 let owner = self.lower.split(level).owner(at);
                 let slot = (i * MAX_PITS + j) as u128;
                 asks[owner].push((level as u128) << 96 | (at as u128) << 32 | slot);
@@ -256,59 +258,4 @@ fn answer<K: Solve>(question: &[u8], lower: &LowerShares<K>) -> Vec<u8> {
         });
     }
     answer
-}
-
-/// One position's moves, looked at once: its exits located, not yet read.
-#[derive(Clone, Copy)]
-struct Looked {
-    /// Its value, if it is terminal.
-    terminal: Option<i32>,
-    /// Moves that keep the level.
-    stays: u8,
-    /// Exits in use.
-    len: u8,
-    exits: [Move; MAX_PITS],
-    /// Each exit's child: its level and index.
-    children: [(u32, u64); MAX_PITS],
-}
-
-impl Looked {
-    fn of(rules: &Rules, n: u32, pos: &mancala_core::Position) -> Looked {
-        let mut looked = Looked {
-            terminal: None,
-            stays: 0,
-            len: 0,
-            exits: [Move::default(); MAX_PITS],
-            children: [(0, 0); MAX_PITS],
-        };
-        looked.terminal = rules.for_each_move(pos, |m| {
-            if m.leaves_level() {
-                let j = looked.len as usize;
-                looked.exits[j] = *m;
-                looked.children[j] = (n - m.gain as u32, rank(&m.child));
-                looked.len += 1;
-            } else {
-                looked.stays += 1;
-            }
-        });
-        looked
-    }
-
-    fn children(&self) -> &[(u32, u64)] {
-        &self.children[..self.len as usize]
-    }
-
-    /// The exits' summary (or the terminal value) and the number of moves
-    /// that keep the level, given the symbols stored for each exit's child.
-    fn summary<K: Solve>(&self, n: u32, entries: &[[i8; 2]]) -> (K::Exits, u8) {
-        if let Some(value) = self.terminal {
-            return (K::terminal(n, value), 0);
-        }
-        let mut exits = K::no_exit();
-        for (j, m) in self.exits[..self.len as usize].iter().enumerate() {
-            let (level, _) = self.children[j];
-            K::add_exit(&mut exits, m, K::read(level, &entries[j][..K::WIDTH]));
-        }
-        (exits, self.stays)
-    }
 }

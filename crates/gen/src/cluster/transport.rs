@@ -79,10 +79,9 @@ struct Shared {
 struct Round {
     /// `mail[to][from]`.
     mail: Vec<Vec<Option<Vec<u8>>>>,
-    /// Ranks that have posted this round's buffers.
-    posted: usize,
-    /// Ranks that have taken theirs.
-    taken: usize,
+    /// Ranks that have reached the present phase's end: posted this
+    /// round's buffers, then taken theirs.
+    arrived: usize,
     /// Counts the phases (all posted, all taken) gone by.
     phase: u64,
     /// A rank that ended, if one has.
@@ -98,8 +97,7 @@ impl InProcess {
             ranks,
             round: Mutex::new(Round {
                 mail: vec![vec![None; ranks]; ranks],
-                posted: 0,
-                taken: 0,
+                arrived: 0,
                 phase: 0,
                 gone: None,
             }),
@@ -124,6 +122,24 @@ impl InProcess {
                 })
                 .collect()
         })
+    }
+
+    /// Counts this rank in at the end of the present phase: the last to
+    /// arrive moves the phase on, the others wait until it has.
+    fn arrive<'a>(
+        &self,
+        mut round: std::sync::MutexGuard<'a, Round>,
+    ) -> std::sync::MutexGuard<'a, Round> {
+        round.arrived += 1;
+        if round.arrived == self.shared.ranks {
+            round.arrived = 0;
+            round.phase += 1;
+            self.shared.changed.notify_all();
+            round
+        } else {
+            let phase = round.phase;
+            self.wait_past(round, phase)
+        }
     }
 
     /// Waits, holding `round`, until the phase moves past `phase`.
@@ -181,28 +197,12 @@ impl Transport for InProcess {
         for (to, bytes) in outgoing.into_iter().enumerate() {
             round.mail[to][self.rank] = Some(bytes);
         }
-        round.posted += 1;
-        let phase = round.phase;
-        if round.posted == ranks {
-            round.posted = 0;
-            round.phase += 1;
-            self.shared.changed.notify_all();
-        } else {
-            round = self.wait_past(round, phase);
-        }
+        round = self.arrive(round);
         let received = round.mail[self.rank]
             .iter_mut()
             .map(|m| m.take().expect("every rank posted"))
             .collect();
-        round.taken += 1;
-        let phase = round.phase;
-        if round.taken == ranks {
-            round.taken = 0;
-            round.phase += 1;
-            self.shared.changed.notify_all();
-        } else {
-            drop(self.wait_past(round, phase));
-        }
+        drop(self.arrive(round));
         received
     }
 }

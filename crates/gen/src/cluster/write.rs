@@ -1,10 +1,11 @@
 //! A level written across ranks: the file one process would write, byte
 //! for byte, without any rank holding the whole level.
 //!
-//! The value model is fitted from counts every rank takes of its own
-//! symbols and all of them sum ([`ModelCounts`]); each rank codes its own
-//! blocks with it. The ranks then share their blocks' frames (length and
-//! CRC), from which each knows the file's head and where its blocks go.
+//! The header's model and histogram come from counts every rank takes of
+//! its own symbols and all of them sum ([`ModelCounts`]); each rank codes
+//! its own blocks with that model. The ranks then share their blocks'
+//! frames (length and CRC) and the CRC of their bytes, from which each
+//! knows the file's head and where its blocks go.
 //! Rank 0 creates the temporary file with the head, every rank writes its
 //! blocks at their offset, and rank 0 adds the trailer, syncs and renames:
 //! the usual atomic write, on a directory every rank sees.
@@ -14,13 +15,12 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use mancala_format::{
-    encode_blocks, histogram, table_head, table_trailer, temporary_path_of, BlockFrame, Header,
-    Model, ModelCounts, Uniform,
+    encode_blocks, table_head, table_trailer, temporary_path_of, BlockFrame, Header, ModelCounts,
+    Uniform,
 };
 
 use super::agree;
 use super::transport::{all_gather, Transport};
-use super::wire::{get_varint, put_varint};
 use crate::error::BuildError;
 use crate::solve::Solve;
 
@@ -47,32 +47,38 @@ pub(crate) fn write_across<K: Solve>(
 ) -> Result<(Header, u64), BuildError> {
     let header = header_across::<K>(transport, rules, n, block_size, share.symbols);
     let blocks = encode_blocks(&header, share.symbols, share.first);
-    let frames = frames_across(transport, &blocks);
-    let head = table_head(&header, &frames);
-    let before: u64 = frames[..frames_before(transport, blocks.len())]
+    let framed = frames_across(transport, &blocks);
+    let frames: Vec<BlockFrame> = framed
         .iter()
-        .map(|f| f.len)
-        .sum();
-    let blocks_len: u64 = frames.iter().map(|f| f.len).sum();
+        .flat_map(|r| r.frames.iter().copied())
+        .collect();
+    let head = table_head(&header, &frames);
+    let rank = transport.rank();
+    let before: u64 = framed[..rank].iter().map(RankBlocks::len).sum();
+    let blocks_len: u64 = framed.iter().map(RankBlocks::len).sum();
     let size = head.len() as u64 + blocks_len + 8;
     let tmp = temporary_path_of(share.path, share.writer);
-    let rank = transport.rank();
-    let io = |what: &str, e: std::io::Error| format!("{what} {}: {e}", tmp.display());
+    let io = |source| BuildError::Io {
+        path: tmp.clone(),
+        source,
+    };
     // Rank 0 creates the file and its head.
     let created = if rank == 0 {
-        create_with_head(&tmp, &head, size).map_err(|e| io("cannot create", e))
+        create_with_head(&tmp, &head, size).map_err(io)
     } else {
         Ok(())
     };
     agree(transport, created)?;
     // Every rank writes its blocks where they go.
-    let written = write_blocks(&tmp, head.len() as u64 + before, &blocks)
-        .map_err(|e| io("cannot write blocks to", e));
+    let written = write_blocks(&tmp, head.len() as u64 + before, &blocks).map_err(io);
     agree(transport, written)?;
     // Rank 0 closes the file: its checksum, its end, its name.
-    let crc = blocks_crc_across(transport, &blocks);
     let finished = if rank == 0 {
-        finish(&tmp, share.path, &head, &crc, size - 8).map_err(|e| io("cannot finish", e))
+        let mut crc = crc32fast::Hasher::new();
+        for r in &framed {
+            crc.combine(&crc32fast::Hasher::new_with_initial_len(r.crc, r.len()));
+        }
+        finish(&tmp, share.path, &head, &crc, size - 8).map_err(io)
     } else {
         Ok(())
     };
@@ -83,8 +89,8 @@ pub(crate) fn write_across<K: Solve>(
     Ok((header, size))
 }
 
-/// The level's header: its histogram and value model summed over every
-/// rank's symbols.
+/// The level's header, from the model counts of every rank's symbols
+/// summed (which give the histogram too).
 fn header_across<K: Solve>(
     transport: &impl Transport,
     rules: &mancala_core::Rules,
@@ -104,35 +110,33 @@ fn header_across<K: Solve>(
         .map(|c| ModelCounts::from_bytes(c).expect("counts from a rank of this job"))
         .reduce(ModelCounts::merge)
         .expect("some rank holds positions of every level");
-    let mut hist = Vec::new();
-    for (value, count) in histogram(symbols) {
-        put_varint(&mut hist, value as u8 as u64);
-        put_varint(&mut hist, count);
-    }
-    let mut total = [0u64; 256];
-    for bytes in all_gather(transport, hist) {
-        let mut at = 0;
-        while at < bytes.len() {
-            let value = get_varint(&bytes, &mut at) as u8;
-            total[value as usize] += get_varint(&bytes, &mut at);
-        }
-    }
-    let histogram = (-128i16..=127)
-        .map(|v| (v as i8, total[v as i8 as u8 as usize]))
-        .filter(|&(_, c)| c > 0)
-        .collect();
-    Header::for_parts::<K>(
-        rules,
-        n,
-        block_size,
-        histogram,
-        &Model::from_counts(&counts),
-    )
+    Header::for_counts::<K>(rules, n, block_size, &counts)
 }
 
-/// Every rank's block frames, in rank order: the whole level's.
-fn frames_across(transport: &impl Transport, blocks: &[Vec<u8>]) -> Vec<BlockFrame> {
-    let mut mine = Vec::with_capacity(blocks.len() * 12);
+/// One rank's coded blocks, as the others learn of them.
+struct RankBlocks {
+    frames: Vec<BlockFrame>,
+    /// The CRC-32 of all its blocks' bytes, one after another.
+    crc: u32,
+}
+
+impl RankBlocks {
+    /// Its blocks' bytes in all.
+    fn len(&self) -> u64 {
+        self.frames.iter().map(|f| f.len).sum()
+    }
+}
+
+/// Every rank's blocks, in rank order: their frames, and the CRC of each
+/// rank's bytes (the file's checksum combines one per rank, not one per
+/// block).
+fn frames_across(transport: &impl Transport, blocks: &[Vec<u8>]) -> Vec<RankBlocks> {
+    let mut crc = crc32fast::Hasher::new();
+    let mut mine = Vec::with_capacity(4 + blocks.len() * 12);
+    for block in blocks {
+        crc.update(block);
+    }
+    mine.extend_from_slice(&crc.finalize().to_le_bytes());
     for block in blocks {
         let frame = BlockFrame::of(block);
         mine.extend_from_slice(&frame.len.to_le_bytes());
@@ -140,39 +144,17 @@ fn frames_across(transport: &impl Transport, blocks: &[Vec<u8>]) -> Vec<BlockFra
     }
     all_gather(transport, mine)
         .iter()
-        .flat_map(|bytes| {
-            bytes.chunks_exact(12).map(|f| BlockFrame {
-                len: u64::from_le_bytes(f[..8].try_into().expect("8 bytes")),
-                crc: u32::from_le_bytes(f[8..].try_into().expect("4 bytes")),
-            })
+        .map(|bytes| RankBlocks {
+            crc: u32::from_le_bytes(bytes[..4].try_into().expect("4 bytes")),
+            frames: bytes[4..]
+                .chunks_exact(12)
+                .map(|f| BlockFrame {
+                    len: u64::from_le_bytes(f[..8].try_into().expect("8 bytes")),
+                    crc: u32::from_le_bytes(f[8..].try_into().expect("4 bytes")),
+                })
+                .collect(),
         })
         .collect()
-}
-
-/// How many blocks the ranks before this one hold.
-fn frames_before(transport: &impl Transport, mine: usize) -> usize {
-    let counts = super::transport::gather_u64(transport, mine as u64);
-    counts[..transport.rank()].iter().sum::<u64>() as usize
-}
-
-/// The CRC-32 state of every rank's blocks, one after another (at rank 0;
-/// the others get theirs only).
-fn blocks_crc_across(transport: &impl Transport, blocks: &[Vec<u8>]) -> crc32fast::Hasher {
-    let mut mine = crc32fast::Hasher::new();
-    let mut len = 0u64;
-    for block in blocks {
-        mine.update(block);
-        len += block.len() as u64;
-    }
-    let mut bytes = mine.clone().finalize().to_le_bytes().to_vec();
-    bytes.extend_from_slice(&len.to_le_bytes());
-    let mut all = crc32fast::Hasher::new();
-    for part in all_gather(transport, bytes) {
-        let crc = u32::from_le_bytes(part[..4].try_into().expect("4 bytes"));
-        let len = u64::from_le_bytes(part[4..12].try_into().expect("8 bytes"));
-        all.combine(&crc32fast::Hasher::new_with_initial_len(crc, len));
-    }
-    all
 }
 
 fn create_with_head(tmp: &Path, head: &[u8], size: u64) -> std::io::Result<()> {

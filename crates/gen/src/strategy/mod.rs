@@ -20,7 +20,7 @@ use crate::solve::{Solution, Solve};
 
 pub use one_pass::OnePass;
 pub use retrograde::Retrograde;
-pub(crate) use retrograde::{same_level_parents, seed};
+pub(crate) use retrograde::{same_level_parents, seed, Looked};
 
 /// One level to solve.
 pub struct LevelJob<'a, K: Solve> {

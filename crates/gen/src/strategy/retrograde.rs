@@ -166,10 +166,11 @@ fn forward_pass<K: Solve>(
                 let batch = &mut batch[..BATCH.min(first + len - start)];
                 for looked in batch.iter_mut() {
                     let pos = positions.next().expect("the chunk's positions");
-                    look_one_ply(rules, n, &pos, lower, looked);
+                    looked.look(rules, n, &pos, |level, at| lower.prefetch(level, at));
                 }
                 for (at, looked) in (start..).zip(batch.iter()) {
-                    let (exits, stays) = looked.summary::<K>(n, lower);
+                    let (exits, stays) =
+                        looked.summary::<K>(n, |_, level, at| lower.entry_at(level, at));
                     state.record(at, exits, stays);
                 }
             }
@@ -182,58 +183,72 @@ fn forward_pass<K: Solve>(
 const BATCH: usize = 32;
 
 /// One position's moves, looked at once: its exits located in the lower
-/// levels, not yet read.
+/// levels, not yet read. Read where the build holds the lower levels: in
+/// this process, or at the ranks that own them (`cluster/solve.rs`).
 #[derive(Clone, Copy, Default)]
-struct Looked {
+pub(crate) struct Looked {
     /// Its value, if it is terminal.
     terminal: Option<i32>,
     /// Moves that keep the level.
     stays: u8,
+    /// Each exit, with its child's index in its level (`n − gain`).
     exits: [(Move, u64); MAX_PITS],
     /// Exits in use.
     len: usize,
 }
 
 impl Looked {
-    /// The exits' summary (or the terminal value) and the number of moves
-    /// that keep the level.
+    /// One look at every move of `pos`, in level `n`: its exits located
+    /// (each passed to `located` with its child's level and index), its
+    /// moves that keep the level counted, or its terminal value.
     #[inline]
-    fn summary<K: Solve>(&self, n: u32, lower: &Levels<K>) -> (K::Exits, u8) {
+    pub(crate) fn look(
+        &mut self,
+        rules: &Rules,
+        n: u32,
+        pos: &Position,
+        mut located: impl FnMut(u32, u64),
+    ) {
+        self.stays = 0;
+        self.len = 0;
+        self.terminal = rules.for_each_move(pos, |m| {
+            if !m.leaves_level() {
+                debug_assert!(!m.extra_turn && m.child.stones() == n);
+                self.stays += 1;
+            } else {
+                let at = rank(&m.child);
+                located(n - m.gain as u32, at);
+                self.exits[self.len] = (*m, at);
+                self.len += 1;
+            }
+        });
+    }
+
+    /// Each exit's child: its level and index, in the exits' order.
+    pub(crate) fn children(&self, n: u32) -> impl Iterator<Item = (u32, u64)> + '_ {
+        self.exits[..self.len]
+            .iter()
+            .map(move |(m, at)| (n - m.gain as u32, *at))
+    }
+
+    /// The exits' summary (or the terminal value) and the number of moves
+    /// that keep the level, `entry(j, level, index)` giving what exit `j`'s
+    /// child stores.
+    #[inline]
+    pub(crate) fn summary<K: Solve>(
+        &self,
+        n: u32,
+        entry: impl Fn(usize, u32, u64) -> K::Entry,
+    ) -> (K::Exits, u8) {
         if let Some(value) = self.terminal {
             return (K::terminal(n, value), 0);
         }
         let mut exits = K::no_exit();
-        for (m, at) in &self.exits[..self.len] {
-            K::add_exit(&mut exits, m, lower.entry_at(n - m.gain as u32, *at));
+        for (j, (m, at)) in self.exits[..self.len].iter().enumerate() {
+            K::add_exit(&mut exits, m, entry(j, n - m.gain as u32, *at));
         }
         (exits, self.stays)
     }
-}
-
-/// One look at every move of `pos`, in level `n`, into `looked`: its exits
-/// located and prefetched, its moves that keep the level counted (or its
-/// terminal value).
-#[inline]
-fn look_one_ply<K: Solve>(
-    rules: &Rules,
-    n: u32,
-    pos: &Position,
-    lower: &Levels<K>,
-    looked: &mut Looked,
-) {
-    looked.stays = 0;
-    looked.len = 0;
-    looked.terminal = rules.for_each_move(pos, |m| {
-        if !m.leaves_level() {
-            debug_assert!(!m.extra_turn && m.child.stones() == n);
-            looked.stays += 1;
-        } else {
-            let at = rank(&m.child);
-            lower.prefetch(n - m.gain as u32, at);
-            looked.exits[looked.len] = (*m, at);
-            looked.len += 1;
-        }
-    });
 }
 
 /// Scans every position of a level in parallel, `classify(index, flag)`
