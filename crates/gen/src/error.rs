@@ -44,6 +44,11 @@ pub enum BuildError {
         /// How the build would store it.
         asked: String,
     },
+    /// The build was asked to stop ([`crate::BuildOptions::interrupt`]).
+    /// The levels written so far are kept, and a level cut off between two
+    /// thresholds left a checkpoint: the same build resumes.
+    #[error("build interrupted; the levels written so far are kept, and running the same build again resumes it")]
+    Interrupted,
     /// A rank of a build across a cluster failed; every rank reports it.
     #[error("rank {rank}: {message}")]
     Rank {

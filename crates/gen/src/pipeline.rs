@@ -19,6 +19,8 @@ use crate::lock;
 use crate::rss::{peak_rss_bytes, reset_peak_rss};
 use crate::solve::{Solution, Solve};
 use crate::strategy::{LevelJob, OnePass, Retrograde, Strategy};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
 
 /// Subdirectory of a rule set's tables holding the build's scratch files.
 pub const SCRATCH_DIR: &str = "scratch";
@@ -59,6 +61,12 @@ pub struct BuildOptions {
     /// If another build holds the directory, wait for it to end rather than
     /// fail ([`BuildError::Locked`]).
     pub wait_for_lock: bool,
+    /// Set it (from another thread, or a signal handler) to stop the build
+    /// at its next check: between levels, between two thresholds (saving a
+    /// checkpoint where checkpoints are on), or within a first pass. The
+    /// build then returns [`BuildError::Interrupted`] and leaves no file of
+    /// the level it was solving.
+    pub interrupt: Option<Arc<AtomicBool>>,
 }
 
 impl BuildOptions {
@@ -76,6 +84,7 @@ impl BuildOptions {
             checkpoint_every: Some(DEFAULT_CHECKPOINT_EVERY),
             scratch: None,
             wait_for_lock: false,
+            interrupt: None,
         }
     }
 
@@ -233,6 +242,9 @@ fn build_kind<K: Solve>(
                 reused_report(&table)
             }
             None => {
+                if options.interrupt.as_ref().is_some_and(|i| i.load(Relaxed)) {
+                    return Err(BuildError::Interrupted);
+                }
                 let (report, symbols) = build_level(options, dir, n, &solved, observer)?;
                 if needed_in_memory {
                     scratch.hold(&mut solved, n, symbols)?;
@@ -380,6 +392,7 @@ fn build_level<K: Solve>(
         lower: solved,
         progress: &|done| observer.advanced(done),
         checkpoints: checkpoints.as_ref(),
+        interrupt: options.interrupt.as_deref(),
     };
     let solution = strategy_for(rules).solve(&job)?;
     let (header, bytes) = store::<K>(options, dir, n, &solution)?;
@@ -458,6 +471,7 @@ pub fn solve_level<K: Solve>(
         lower,
         progress,
         checkpoints: None,
+        interrupt: None,
     };
     strategy_for(rules)
         .solve(&job)

@@ -12,7 +12,10 @@
 //!
 //! - `transport.rs`: the seam, and the collectives built on it;
 //! - `shares.rs`: who owns which positions;
-//! - `solve.rs`: the retrograde strategy across ranks;
+//! - `solve.rs`: the retrograde strategy across ranks, and the lookups
+//!   every strategy asks of the owners;
+//! - `one_pass.rs`: the one-pass strategy across ranks, for levels that
+//!   cannot cycle;
 //! - `write.rs`: a level's file written by every rank;
 //! - this file: the build pipeline every rank runs.
 //!
@@ -22,6 +25,8 @@
 //! killed job leaves no file that looks complete, and a rerun resumes
 //! from the last level written.
 
+mod compress;
+mod one_pass;
 mod shares;
 mod solve;
 mod transport;
@@ -45,6 +50,7 @@ use crate::pipeline::{
 };
 use crate::rss::reset_peak_rss;
 use crate::solve::Solve;
+use compress::Compressed;
 use shares::LowerShares;
 use solve::LevelAcross;
 use write::{write_across, LevelShare};
@@ -165,7 +171,9 @@ fn build_kind<K: Solve>(
     options: &BuildOptions,
     observer: &dyn BuildObserver,
 ) -> Result<Vec<RankReport>, BuildError> {
-    let transport = &Metered::new(transport);
+    let metered = &Metered::new(transport);
+    let compressed = Compressed::new(metered);
+    let transport = &compressed;
     let rank = transport.rank();
     let writer = gather_u64(transport, std::process::id() as u64)[0] as u32;
     let dir = options.dir();
@@ -210,7 +218,7 @@ fn build_kind<K: Solve>(
             }
             report
         };
-        let (sent_bytes, exchange_seconds) = transport.take();
+        let (sent_bytes, exchange_seconds) = metered.take();
         let range = split.range(rank);
         observer.level_finished(&level);
         reports.push(RankReport {
@@ -297,15 +305,19 @@ fn solve_and_write<K: Solve>(
             observer.advanced(scaled);
         }
     };
-    let symbols = LevelAcross {
+    let across = LevelAcross {
         transport,
         rules: &options.rules,
         level: n,
         split,
         lower,
         progress: &progress,
-    }
-    .solve();
+    };
+    let symbols = if options.rules.variant().can_cycle() {
+        across.solve()
+    } else {
+        across.solve_in_one_pass()
+    };
     let share = LevelShare {
         path,
         writer,

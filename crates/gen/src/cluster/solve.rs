@@ -53,13 +53,15 @@ pub(crate) struct LevelAcross<'a, K: Solve, T: Transport> {
     pub level: u32,
     pub split: &'a Split,
     pub lower: &'a LowerShares<K>,
-    /// Receives this rank's work units (one per position for the forward
-    /// pass, the rest over the thresholds).
+    /// Receives this rank's work units (two a position: for the
+    /// retrograde strategy one for the forward pass, the rest over the
+    /// thresholds).
     pub progress: &'a (dyn Fn(u64) + Sync),
 }
 
 impl<K: Solve, T: Transport> LevelAcross<'_, K, T> {
-    /// This rank's range of the level, solved: its symbols in index order.
+    /// This rank's range of the level, solved by the retrograde strategy:
+    /// its symbols in index order.
     pub(crate) fn solve(&self) -> Vec<i8> {
         let n = self.level;
         let range = self.split.range(self.transport.rank());
@@ -123,41 +125,21 @@ impl<K: Solve, T: Transport> LevelAcross<'_, K, T> {
     /// The stored symbols of every exit of `looked`, asked of their owners:
     /// `MAX_PITS` slots a position, in its exits' order.
     fn read_exits(&self, looked: &[Looked]) -> Vec<[i8; 2]> {
-        let ranks = self.transport.ranks();
-        // Per owner: (level, index, slot), sorted.
-        let mut asks: Vec<Vec<u128>> = vec![Vec::new(); ranks];
+        let mut asks = Asks::new(self.transport.ranks());
         for (i, looked) in looked.iter().enumerate() {
             for (j, (level, at)) in looked.children(self.level).enumerate() {
                 let owner = self.lower.split(level).owner(at);
-                let slot = (i * MAX_PITS + j) as u128;
-                asks[owner].push((level as u128) << 96 | (at as u128) << 32 | slot);
+                asks.push(owner, level, at, i * MAX_PITS + j);
             }
         }
-        asks.par_iter_mut().for_each(|a| a.voracious_sort());
-        let outgoing = asks.par_iter().map(|a| encode_asks(a)).collect();
-        let questions = self.transport.exchange(outgoing);
-        let answers = questions
-            .par_iter()
-            .map(|q| answer::<K>(q, self.lower))
-            .collect();
-        let answers = self.transport.exchange(answers);
-        let mut entries = vec![[0i8; 2]; looked.len() * MAX_PITS];
-        for (asked, answer) in asks.iter().zip(&answers) {
-            let mut k = usize::MAX;
-            let mut last = None;
-            for &a in asked {
-                let key = a >> 32;
-                if last != Some(key) {
-                    last = Some(key);
-                    k = k.wrapping_add(1);
-                }
-                let slot = (a & 0xffff_ffff) as usize;
-                for w in 0..K::WIDTH {
-                    entries[slot][w] = answer[k * K::WIDTH + w] as i8;
-                }
-            }
-        }
-        entries
+        asks.send(
+            self.transport,
+            looked.len() * MAX_PITS,
+            K::WIDTH,
+            |level, index, out| {
+                out.extend(self.lower.symbols(level, index).iter().map(|&s| s as u8))
+            },
+        )
     }
 
     /// Grows both sets of threshold `t` until no rank's grows.
@@ -217,6 +199,79 @@ impl<K: Solve, T: Transport> LevelAcross<'_, K, T> {
     }
 }
 
+/// Lookups of single positions, bucketed by the rank that owns them.
+pub(super) struct Asks {
+    /// Per owner: `level << 96 | index << 32 | slot`.
+    by_owner: Vec<Vec<u128>>,
+}
+
+impl Asks {
+    pub(super) fn new(ranks: usize) -> Asks {
+        Asks {
+            by_owner: vec![Vec::new(); ranks],
+        }
+    }
+
+    /// Asks `owner` for position `index` of level `level`, the answer to
+    /// go to `slot`.
+    #[inline]
+    pub(super) fn push(&mut self, owner: usize, level: u32, index: u64, slot: usize) {
+        debug_assert!(slot < 1 << 32, "a slot takes 32 bits");
+        self.by_owner[owner].push((level as u128) << 96 | (index as u128) << 32 | slot as u128);
+    }
+
+    /// Sends every lookup to its owner, each distinct position once, and
+    /// returns the answers by slot (`slots` of them, unasked ones zero).
+    /// Each owner appends `width` bytes for a position with
+    /// `answer(level, index, out)`.
+    pub(super) fn send(
+        mut self,
+        transport: &impl Transport,
+        slots: usize,
+        width: usize,
+        answer: impl Fn(u32, u64, &mut Vec<u8>) + Sync,
+    ) -> Vec<[i8; 2]> {
+        let mut entries = vec![[0i8; 2]; slots];
+        // This rank's own lookups are answered here, not sent.
+        let own = std::mem::take(&mut self.by_owner[transport.rank()]);
+        let mut bytes = Vec::with_capacity(width);
+        for a in own {
+            bytes.clear();
+            answer((a >> 96) as u32, (a >> 32) as u64, &mut bytes);
+            let slot = (a & 0xffff_ffff) as usize;
+            for (w, &b) in bytes.iter().enumerate() {
+                entries[slot][w] = b as i8;
+            }
+        }
+        self.by_owner
+            .par_iter_mut()
+            .for_each(|a| a.voracious_sort());
+        let outgoing = self.by_owner.par_iter().map(|a| encode_asks(a)).collect();
+        let questions = transport.exchange(outgoing);
+        let answers = questions
+            .par_iter()
+            .map(|q| answer_all(q, &answer))
+            .collect();
+        let answers = transport.exchange(answers);
+        for (asked, answer) in self.by_owner.iter().zip(&answers) {
+            let mut k = usize::MAX;
+            let mut last = None;
+            for &a in asked {
+                let key = a >> 32;
+                if last != Some(key) {
+                    last = Some(key);
+                    k = k.wrapping_add(1);
+                }
+                let slot = (a & 0xffff_ffff) as usize;
+                for w in 0..width {
+                    entries[slot][w] = answer[k * width + w] as i8;
+                }
+            }
+        }
+        entries
+    }
+}
+
 /// The gap-coded lookups of one owner: for each level asked, its number,
 /// then its distinct indices ascending.
 fn encode_asks(asks: &[u128]) -> Vec<u8> {
@@ -242,20 +297,19 @@ fn encode_asks(asks: &[u128]) -> Vec<u8> {
     bytes
 }
 
-/// The stored symbols of every position `question` asks for, in the order
-/// asked.
-fn answer<K: Solve>(question: &[u8], lower: &LowerShares<K>) -> Vec<u8> {
+/// The answers to every position `question` asks for, in the order asked.
+fn answer_all(question: &[u8], answer: &impl Fn(u32, u64, &mut Vec<u8>)) -> Vec<u8> {
     let mut at = 0;
-    let mut answer = Vec::new();
+    let mut answers = Vec::new();
     if question.is_empty() {
-        return answer;
+        return answers;
     }
     let groups = get_varint(question, &mut at);
     for _ in 0..groups {
         let level = get_varint(question, &mut at) as u32;
         get_sorted(question, &mut at, |index| {
-            answer.extend(lower.symbols(level, index).iter().map(|&s| s as u8));
+            answer(level, index, &mut answers)
         });
     }
-    answer
+    answers
 }

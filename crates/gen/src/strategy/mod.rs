@@ -8,8 +8,11 @@
 //! first. Both write the same tables; [`crate::pipeline`] chooses by the
 //! rule set's [`mancala_core::Variant::can_cycle`].
 
+mod by_distance;
 mod one_pass;
 mod retrograde;
+
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use mancala_core::{Rules, MAX_LEVEL};
 use mancala_format::Levels;
@@ -18,6 +21,7 @@ use crate::checkpoint::Checkpoints;
 use crate::error::BuildError;
 use crate::solve::{Solution, Solve};
 
+pub(crate) use by_distance::{largest_distance, tasks_at, Pending, RowMoves, Rows, Task};
 pub use one_pass::OnePass;
 pub use retrograde::Retrograde;
 pub(crate) use retrograde::{same_level_parents, seed, Looked};
@@ -37,11 +41,20 @@ pub struct LevelJob<'a, K: Solve> {
     /// Where and how often to save the level's state, so that a killed
     /// build resumes inside the level (`None`: never).
     pub checkpoints: Option<&'a Checkpoints>,
+    /// Set when the build is to stop ([`crate::BuildOptions::interrupt`]):
+    /// a strategy checks it between its steps and returns
+    /// [`BuildError::Interrupted`].
+    pub interrupt: Option<&'a AtomicBool>,
 }
 
 impl<K: Solve> LevelJob<'_, K> {
     /// Checks what every strategy relies on: the level is in range and the
     /// levels below it are all solved, in order.
+    /// Whether the build has been asked to stop.
+    pub(crate) fn interrupted(&self) -> bool {
+        self.interrupt.is_some_and(|i| i.load(Relaxed))
+    }
+
     pub(crate) fn assert_in_order(&self) {
         let n = self.level;
         assert!(n <= MAX_LEVEL, "level {n} is above {MAX_LEVEL}");

@@ -23,7 +23,6 @@ use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 use std::time::Instant;
 
 use mancala_core::{rank, LevelIndex, Move, Position, Rules, MAX_PITS};
-use mancala_format::Levels;
 use rayon::prelude::*;
 
 use super::{LevelJob, Strategy};
@@ -78,13 +77,22 @@ impl<E: Exchange> Strategy for Retrograde<E> {
             }
             None => {
                 let state = K::State::new(count as usize);
-                forward_pass::<K>(job.rules, &index, job.lower, &state, job.progress);
+                forward_pass::<K>(job, &index, &state);
                 job.lower.release_mapped_pages();
+                if job.interrupted() {
+                    return Err(BuildError::Interrupted);
+                }
                 (state, n)
             }
         };
         let mut last_saved = started;
         for t in (1..=first_threshold).rev() {
+            if job.interrupted() {
+                if let Some(c) = job.checkpoints {
+                    checkpoint::save(&c.path(n), n, t, &state.arrays())?;
+                }
+                return Err(BuildError::Interrupted);
+            }
             if let Some(c) = job.checkpoints {
                 if last_saved.elapsed() >= c.every {
                     checkpoint::save(&c.path(n), n, t, &state.arrays())?;
@@ -145,19 +153,18 @@ fn propagation_done(count: u64, n: u32, next_threshold: u32) -> u64 {
     count * (n - next_threshold) as u64 / n as u64
 }
 
-/// Phase 1: every position's exits and number of same-level moves.
-fn forward_pass<K: Solve>(
-    rules: &Rules,
-    index: &LevelIndex,
-    lower: &Levels<K>,
-    state: &K::State,
-    progress: &(dyn Fn(u64) + Sync),
-) {
+/// Phase 1: every position's exits and number of same-level moves. Stops
+/// early, the state incomplete, if the job is interrupted.
+fn forward_pass<K: Solve>(job: &LevelJob<K>, index: &LevelIndex, state: &K::State) {
+    let (rules, lower) = (job.rules, job.lower);
     let n = index.stones();
     let count = index.count() as usize;
     (0..count.div_ceil(CHUNK))
         .into_par_iter()
         .for_each(|chunk| {
+            if job.interrupted() {
+                return;
+            }
             let first = chunk * CHUNK;
             let len = CHUNK.min(count - first);
             let mut positions = index.positions_from(first as u64);
@@ -174,7 +181,7 @@ fn forward_pass<K: Solve>(
                     state.record(at, exits, stays);
                 }
             }
-            progress(len as u64);
+            (job.progress)(len as u64);
         });
 }
 

@@ -57,6 +57,7 @@ fn assert_sharded_equals_local<K: Solve>(rules: Rules, max: u32) {
             lower: &sharded,
             progress: &|_| {},
             checkpoints: None,
+            interrupt: None,
         };
         let solution = strategy.solve(&job).unwrap();
         assert_eq!(

@@ -23,6 +23,7 @@ fn solve_with<K: Solve>(strategy: &impl Strategy, rules: &Rules, max: u32) -> Ve
                 work.fetch_add(units, Relaxed);
             },
             checkpoints: None,
+            interrupt: None,
         };
         let solution = strategy.solve(&job).unwrap();
         lower.push(solution.symbols.clone());

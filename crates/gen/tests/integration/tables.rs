@@ -230,6 +230,7 @@ fn the_solver_and_writer_free_exactly_the_entries_a_reader_restores() {
                 lower: &lower,
                 progress: &|_| {},
                 checkpoints: None,
+                interrupt: None,
             };
             let solution = Retrograde::local().solve(&job).unwrap();
             let values = &solution.symbols;
@@ -1167,6 +1168,7 @@ fn an_interrupted_level_resumes_from_its_checkpoint() {
             lower: &lower,
             progress,
             checkpoints: Some(&checkpoints),
+            interrupt: None,
         };
         Retrograde::local().solve(&job).unwrap()
     };
@@ -1205,6 +1207,90 @@ fn an_interrupted_level_resumes_from_its_checkpoint() {
         first.lock().unwrap().unwrap() <= count,
         "used a damaged checkpoint"
     );
+}
+
+/// A build asked to stop mid-level returns `Interrupted`, keeps the
+/// levels it wrote, leaves no file of the level cut off (a checkpoint of
+/// it, where the level was between thresholds), and the same build run
+/// again finishes with the files of an uninterrupted one. For both
+/// strategies: thresholds (Oware) and the one pass (Kalah).
+#[test]
+fn an_interrupted_build_keeps_its_levels_and_resumes() {
+    use mancala_gen::BuildObserver;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+    use std::sync::Arc;
+
+    /// Asks the build to stop once `after` units of level `level` are done.
+    struct StopAt {
+        level: u32,
+        after: u64,
+        current: AtomicU64,
+        done: AtomicU64,
+        flag: Arc<AtomicBool>,
+    }
+    impl BuildObserver for StopAt {
+        fn level_started(&self, level: u32, _positions: u64, _work: u64) {
+            self.current.store(level as u64, SeqCst);
+        }
+        fn advanced(&self, units: u64) {
+            let done = self.done.fetch_add(units, SeqCst) + units;
+            if self.current.load(SeqCst) == self.level as u64 && done >= self.after {
+                self.flag.store(true, SeqCst);
+            }
+        }
+    }
+
+    for (rules, max) in [
+        (rules(Variant::Oware, 6), 10),
+        (rules(Variant::Kalah, 6), 10),
+    ] {
+        let clean = TempDir::new().unwrap();
+        build(&BuildOptions::new(clean.path(), rules, max), &Quiet).unwrap();
+
+        let dir = TempDir::new().unwrap();
+        let flag = Arc::new(AtomicBool::new(false));
+        let mut options = BuildOptions::new(dir.path(), rules, max);
+        options.interrupt = Some(flag.clone());
+        let level = 9;
+        let before: u64 = (0..level).map(|n| 2 * LevelIndex::new(6, n).count()).sum();
+        let count = LevelIndex::new(6, level).count();
+        let observer = StopAt {
+            level,
+            // Past the forward pass, inside the thresholds (Oware).
+            after: before + count + count / 3,
+            current: AtomicU64::new(0),
+            done: AtomicU64::new(0),
+            flag: flag.clone(),
+        };
+        let stopped = build(&options, &observer);
+        assert!(
+            matches!(stopped, Err(BuildError::Interrupted)),
+            "{:?}",
+            stopped.err()
+        );
+        for n in 0..level {
+            assert!(level_path(dir.path(), &rules, n).exists(), "level {n} lost");
+        }
+        assert!(!level_path(dir.path(), &rules, level).exists());
+        let checkpoint = tables_dir(dir.path(), &rules)
+            .join(mancala_gen::CHECKPOINT_DIR)
+            .read_dir()
+            .map(|d| d.count())
+            .unwrap_or(0);
+        assert_eq!(
+            checkpoint,
+            rules.variant().can_cycle() as usize,
+            "{rules:?}"
+        );
+
+        options.interrupt = None;
+        build(&options, &Quiet).unwrap();
+        assert_eq!(
+            snapshot(dir.path(), &rules, max),
+            snapshot(clean.path(), &rules, max),
+            "{rules:?}"
+        );
+    }
 }
 
 /// Batched probes answer exactly what single probes answer, whatever the
