@@ -1,0 +1,288 @@
+//! [`PyTablebase`]: the tables of one rule set and kind, probed one
+//! position at a time or in numpy batches that release the GIL and run on
+//! every core.
+
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use numpy::ndarray::Array2;
+use numpy::{IntoPyArray, PyArray1, PyArray2};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+
+use mancala_core::{Cycles, Position, Rules};
+use mancala_probe::{Even, Forced, Tablebase};
+
+use crate::batch::with_positions;
+use crate::errors::{probe_error, MissingTableError};
+use crate::rules::{position_of, PyRules};
+
+/// What `move_values_many` puts where a pit is not a legal move.
+pub const ILLEGAL: i8 = i8::MIN;
+
+/// The open tables of either kind.
+pub(crate) enum Tables {
+    Even(Tablebase<Even>),
+    Forced(Tablebase<Forced>),
+}
+
+/// Endgame tables of one rule set: exact values (even tables) or forced
+/// bounds. Open with `open_tablebase`; usable as a context manager. One
+/// instance serves every thread.
+#[pyclass(name = "Tablebase", module = "mancala_tb", frozen)]
+pub struct PyTablebase {
+    rules: Rules,
+    cycles: Cycles,
+    root: PathBuf,
+    /// `None` once closed.
+    tables: RwLock<Option<Arc<Tables>>>,
+}
+
+impl PyTablebase {
+    /// The open tables, or an error once closed.
+    pub(crate) fn tables(&self) -> PyResult<Arc<Tables>> {
+        let tables = self.tables.read().unwrap_or_else(|e| e.into_inner());
+        tables
+            .clone()
+            .ok_or_else(|| PyValueError::new_err("the tablebase is closed"))
+    }
+
+    /// The even tables, or a TypeError naming what forced tables answer.
+    fn even(&self) -> PyResult<(Arc<Tables>, &Self)> {
+        let tables = self.tables()?;
+        match *tables {
+            Tables::Even(_) => Ok((tables, self)),
+            Tables::Forced(_) => Err(PyTypeError::new_err(
+                "these are forced-bound tables (cycles=\"forced\"): ask bounds() or verdict()",
+            )),
+        }
+    }
+
+    fn position(&self, board: &Bound<'_, PyAny>) -> PyResult<Position> {
+        position_of(board, &self.rules)
+    }
+
+    pub(crate) fn rules_of(&self) -> Rules {
+        self.rules
+    }
+}
+
+/// The even tablebase inside `tables`, which [`PyTablebase::even`] checked.
+fn even_of(tables: &Tables) -> &Tablebase<Even> {
+    match tables {
+        Tables::Even(tb) => tb,
+        Tables::Forced(_) => unreachable!("checked to be even tables"),
+    }
+}
+
+fn forced_of(tables: &Tables) -> PyResult<&Tablebase<Forced>> {
+    match tables {
+        Tables::Forced(tb) => Ok(tb),
+        Tables::Even(_) => Err(PyTypeError::new_err(
+            "these are even-value tables: ask value() or move_values(); bounds need cycles=\"forced\"",
+        )),
+    }
+}
+
+#[pymethods]
+impl PyTablebase {
+    /// The rule set.
+    #[getter]
+    fn rules(&self) -> PyRules {
+        PyRules { rules: self.rules }
+    }
+
+    /// "even" (exact values) or "forced" (forced bounds).
+    #[getter]
+    fn cycles(&self) -> &'static str {
+        self.cycles.name()
+    }
+
+    /// The table directory the tables were opened from.
+    #[getter]
+    fn directory(&self) -> PathBuf {
+        self.root.clone()
+    }
+
+    /// The highest level present (positions of at most that many stones
+    /// are answered), or None if there are no tables.
+    #[getter]
+    fn max_level(&self) -> PyResult<Option<u32>> {
+        Ok(match &*self.tables()? {
+            Tables::Even(tb) => tb.max_level(),
+            Tables::Forced(tb) => tb.max_level(),
+        })
+    }
+
+    /// The exact value of `position` for the player to move: the stones
+    /// he ends with ahead of the opponent, of those on the board, under
+    /// best play by both. Raises MissingTableError if its level is not
+    /// there.
+    fn value(&self, position: &Bound<'_, PyAny>) -> PyResult<i32> {
+        let pos = self.position(position)?;
+        let (tables, _) = self.even()?;
+        even_of(&tables).value(&pos).map_err(probe_error)
+    }
+
+    /// `value(position)`, or `default` if its tables are missing.
+    #[pyo3(signature = (position, default = None))]
+    fn get(
+        &self,
+        position: &Bound<'_, PyAny>,
+        default: Option<Py<PyAny>>,
+    ) -> PyResult<Option<Py<PyAny>>> {
+        let py = position.py();
+        match self.value(position) {
+            Ok(value) => Ok(Some(value.into_pyobject(py)?.into_any().unbind())),
+            Err(e) if e.is_instance_of::<MissingTableError>(py) => Ok(default),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The value of every legal move, in pit order: a list of
+    /// `(pit, value)` (`0` is pit `a`); empty when the game is over.
+    fn move_values(&self, position: &Bound<'_, PyAny>) -> PyResult<Vec<(u8, i32)>> {
+        let pos = self.position(position)?;
+        let (tables, _) = self.even()?;
+        let moves = even_of(&tables).move_values(&pos).map_err(probe_error)?;
+        Ok(moves.iter().map(|m| (m.pit, m.value)).collect())
+    }
+
+    /// Forced tables: `(mover, opponent)`, the stones of the board each
+    /// side can be sure to win whatever the history.
+    fn bounds(&self, position: &Bound<'_, PyAny>) -> PyResult<(u8, u8)> {
+        let pos = self.position(position)?;
+        let tables = self.tables()?;
+        let bounds = forced_of(&tables)?.bounds(&pos).map_err(probe_error)?;
+        Ok((bounds.mover, bounds.opponent))
+    }
+
+    /// Forced tables: "win", "loss", "draw" or "undecided" for the player
+    /// to move, with `captured = (by the mover, by the opponent)` stones
+    /// already in the stores.
+    #[pyo3(signature = (position, captured = (0, 0)))]
+    fn verdict(&self, position: &Bound<'_, PyAny>, captured: (u32, u32)) -> PyResult<&'static str> {
+        let pos = self.position(position)?;
+        let tables = self.tables()?;
+        let bounds = forced_of(&tables)?.bounds(&pos).map_err(probe_error)?;
+        Ok(bounds.verdict(pos.stones(), captured).name())
+    }
+
+    /// The values of many positions: `positions` is an integer numpy array
+    /// of shape `(N, 2P)`, one position a row (mover's row first); returns
+    /// `int8` values of shape `(N,)`. Runs on every core without the GIL.
+    fn values<'py>(
+        &self,
+        py: Python<'py>,
+        positions: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray1<i8>>> {
+        let (tables, _) = self.even()?;
+        let values = with_positions(positions, self.rules.pits(), |positions| {
+            let values = even_of(&tables).values(positions).map_err(probe_error)?;
+            Ok(values.into_iter().map(|v| v as i8).collect::<Vec<_>>())
+        })?;
+        Ok(values.into_pyarray(py))
+    }
+
+    /// The value of every move of many positions: `(N, 2P)` integers in,
+    /// `int8` of shape `(N, P)` out, column `i` the value of pit `i`, and
+    /// `ILLEGAL` (-128) where that pit is not a legal move.
+    fn move_values_many<'py>(
+        &self,
+        py: Python<'py>,
+        positions: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray2<i8>>> {
+        let (tables, _) = self.even()?;
+        let pits = self.rules.pits();
+        let table = with_positions(positions, pits, |positions| {
+            let moves = even_of(&tables)
+                .move_values_many(positions)
+                .map_err(probe_error)?;
+            let mut table = Array2::from_elem((positions.len(), pits), ILLEGAL);
+            for (mut row, moves) in table.rows_mut().into_iter().zip(&moves) {
+                for m in moves {
+                    row[m.pit as usize] = m.value as i8;
+                }
+            }
+            Ok(table)
+        })?;
+        Ok(table.into_pyarray(py))
+    }
+
+    /// Lets go of the table files; the tablebase answers nothing after.
+    fn close(&self) {
+        *self.tables.write().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, _exc: &Bound<'_, pyo3::types::PyTuple>) {
+        self.close();
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Tablebase({:?}, rules={}, cycles={:?})",
+            self.root.display().to_string(),
+            self.rules().__repr__(),
+            self.cycles()
+        )
+    }
+}
+
+/// Opens the tables of a rule set under `directory` (the directory given
+/// to `build` or `mancala-tb build --dir`; the files are in its
+/// subdirectory named by the rule set). `rules` is a variant name or a
+/// `Rules`; `pits` and `empty_capture` apply to a name. `cycles` is
+/// "even" (exact values) or "forced" (forced bounds). Up to `cache_mib`
+/// MiB of decoded blocks are kept for single probes.
+#[pyfunction]
+#[pyo3(signature = (directory, rules = None, pits = 6, empty_capture = true, cycles = "even", cache_mib = 256))]
+pub fn open_tablebase(
+    directory: PathBuf,
+    rules: Option<&Bound<'_, PyAny>>,
+    pits: usize,
+    empty_capture: bool,
+    cycles: &str,
+    cache_mib: usize,
+) -> PyResult<PyTablebase> {
+    let rules = rules_arg(rules, pits, empty_capture)?;
+    let cycles = Cycles::from_name(cycles).map_err(crate::errors::core_error)?;
+    let cache = cache_mib << 20;
+    let tables = match cycles {
+        Cycles::Even => {
+            Tables::Even(Tablebase::open_with_cache(&directory, rules, cache).map_err(probe_error)?)
+        }
+        Cycles::Forced => Tables::Forced(
+            Tablebase::open_with_cache(&directory, rules, cache).map_err(probe_error)?,
+        ),
+    };
+    Ok(PyTablebase {
+        rules,
+        cycles,
+        root: directory,
+        tables: RwLock::new(Some(Arc::new(tables))),
+    })
+}
+
+/// A rule set given as a `Rules`, a variant name (with `pits` and
+/// `empty_capture`) or None (Oware).
+pub(crate) fn rules_arg(
+    rules: Option<&Bound<'_, PyAny>>,
+    pits: usize,
+    empty_capture: bool,
+) -> PyResult<Rules> {
+    let Some(rules) = rules else {
+        return Ok(PyRules::new("oware", pits, empty_capture)?.rules);
+    };
+    if let Ok(given) = rules.extract::<PyRef<'_, PyRules>>() {
+        return Ok(given.rules);
+    }
+    let name: String = rules
+        .extract()
+        .map_err(|_| PyTypeError::new_err("rules is a variant name or a Rules"))?;
+    Ok(PyRules::new(&name, pits, empty_capture)?.rules)
+}
