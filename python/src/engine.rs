@@ -39,7 +39,7 @@ impl PyEngine {
         tt_mib: usize,
     ) -> PyResult<Self> {
         let tables = tablebase.tables()?;
-        if !matches!(*tables, Tables::Even(_)) {
+        if tables.even().is_err() {
             return Err(PyValueError::new_err(
                 "the engine reads even-value tables (cycles=\"even\")",
             ));
@@ -87,9 +87,7 @@ impl PyEngine {
         &self,
         call: impl FnOnce(&mut Engine<'_>) -> mancala_engine::Result<Analysis>,
     ) -> PyResult<Analysis> {
-        let Tables::Even(tb) = &*self.tables else {
-            unreachable!("checked to be even tables")
-        };
+        let tb = self.tables.even()?;
         let mut engine = Engine::with_tables(tb)
             .with_limits(self.limits)
             .with_tt_bytes(self.tt_bytes);

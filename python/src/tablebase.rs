@@ -47,17 +47,6 @@ impl PyTablebase {
             .ok_or_else(|| PyValueError::new_err("the tablebase is closed"))
     }
 
-    /// The even tables, or a TypeError naming what forced tables answer.
-    fn even(&self) -> PyResult<(Arc<Tables>, &Self)> {
-        let tables = self.tables()?;
-        match *tables {
-            Tables::Even(_) => Ok((tables, self)),
-            Tables::Forced(_) => Err(PyTypeError::new_err(
-                "these are forced-bound tables (cycles=\"forced\"): ask bounds() or verdict()",
-            )),
-        }
-    }
-
     fn position(&self, board: &Bound<'_, PyAny>) -> PyResult<Position> {
         position_of(board, &self.rules)
     }
@@ -67,20 +56,25 @@ impl PyTablebase {
     }
 }
 
-/// The even tablebase inside `tables`, which [`PyTablebase::even`] checked.
-fn even_of(tables: &Tables) -> &Tablebase<Even> {
-    match tables {
-        Tables::Even(tb) => tb,
-        Tables::Forced(_) => unreachable!("checked to be even tables"),
+impl Tables {
+    /// The even tables, or a TypeError naming what forced tables answer.
+    pub(crate) fn even(&self) -> PyResult<&Tablebase<Even>> {
+        match self {
+            Tables::Even(tb) => Ok(tb),
+            Tables::Forced(_) => Err(PyTypeError::new_err(
+                "these are forced-bound tables (cycles=\"forced\"): ask bounds() or verdict()",
+            )),
+        }
     }
-}
 
-fn forced_of(tables: &Tables) -> PyResult<&Tablebase<Forced>> {
-    match tables {
-        Tables::Forced(tb) => Ok(tb),
-        Tables::Even(_) => Err(PyTypeError::new_err(
-            "these are even-value tables: ask value() or move_values(); bounds need cycles=\"forced\"",
-        )),
+    /// The forced tables, or a TypeError naming what even tables answer.
+    fn forced(&self) -> PyResult<&Tablebase<Forced>> {
+        match self {
+            Tables::Forced(tb) => Ok(tb),
+            Tables::Even(_) => Err(PyTypeError::new_err(
+                "these are even-value tables: ask value() or move_values(); bounds need cycles=\"forced\"",
+            )),
+        }
     }
 }
 
@@ -120,8 +114,7 @@ impl PyTablebase {
     /// there.
     fn value(&self, position: &Bound<'_, PyAny>) -> PyResult<i32> {
         let pos = self.position(position)?;
-        let (tables, _) = self.even()?;
-        even_of(&tables).value(&pos).map_err(probe_error)
+        self.tables()?.even()?.value(&pos).map_err(probe_error)
     }
 
     /// `value(position)`, or `default` if its tables are missing.
@@ -143,8 +136,8 @@ impl PyTablebase {
     /// `(pit, value)` (`0` is pit `a`); empty when the game is over.
     fn move_values(&self, position: &Bound<'_, PyAny>) -> PyResult<Vec<(u8, i32)>> {
         let pos = self.position(position)?;
-        let (tables, _) = self.even()?;
-        let moves = even_of(&tables).move_values(&pos).map_err(probe_error)?;
+        let tables = self.tables()?;
+        let moves = tables.even()?.move_values(&pos).map_err(probe_error)?;
         Ok(moves.iter().map(|m| (m.pit, m.value)).collect())
     }
 
@@ -153,7 +146,7 @@ impl PyTablebase {
     fn bounds(&self, position: &Bound<'_, PyAny>) -> PyResult<(u8, u8)> {
         let pos = self.position(position)?;
         let tables = self.tables()?;
-        let bounds = forced_of(&tables)?.bounds(&pos).map_err(probe_error)?;
+        let bounds = tables.forced()?.bounds(&pos).map_err(probe_error)?;
         Ok((bounds.mover, bounds.opponent))
     }
 
@@ -164,7 +157,7 @@ impl PyTablebase {
     fn verdict(&self, position: &Bound<'_, PyAny>, captured: (u32, u32)) -> PyResult<&'static str> {
         let pos = self.position(position)?;
         let tables = self.tables()?;
-        let bounds = forced_of(&tables)?.bounds(&pos).map_err(probe_error)?;
+        let bounds = tables.forced()?.bounds(&pos).map_err(probe_error)?;
         Ok(bounds.verdict(pos.stones(), captured).name())
     }
 
@@ -176,9 +169,10 @@ impl PyTablebase {
         py: Python<'py>,
         positions: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<i8>>> {
-        let (tables, _) = self.even()?;
+        let tables = self.tables()?;
+        let tb = tables.even()?;
         let values = with_positions(positions, self.rules.pits(), |positions| {
-            let values = even_of(&tables).values(positions).map_err(probe_error)?;
+            let values = tb.values(positions).map_err(probe_error)?;
             Ok(values.into_iter().map(|v| v as i8).collect::<Vec<_>>())
         })?;
         Ok(values.into_pyarray(py))
@@ -192,12 +186,11 @@ impl PyTablebase {
         py: Python<'py>,
         positions: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray2<i8>>> {
-        let (tables, _) = self.even()?;
+        let tables = self.tables()?;
+        let tb = tables.even()?;
         let pits = self.rules.pits();
         let table = with_positions(positions, pits, |positions| {
-            let moves = even_of(&tables)
-                .move_values_many(positions)
-                .map_err(probe_error)?;
+            let moves = tb.move_values_many(positions).map_err(probe_error)?;
             let mut table = Array2::from_elem((positions.len(), pits), ILLEGAL);
             for (mut row, moves) in table.rows_mut().into_iter().zip(&moves) {
                 for m in moves {
