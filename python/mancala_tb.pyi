@@ -80,7 +80,9 @@ class Move:
 class Position:
     """A position seen from the player to move, under a rule set."""
 
-    def __init__(self, board: Union[str, Sequence[int], Position], rules: Optional[Rules] = None) -> None: ...
+    def __init__(
+        self, board: Union[str, Sequence[int], Position], rules: Union[Rules, _Variant, None] = None
+    ) -> None: ...
     @property
     def rules(self) -> Rules: ...
     @property
@@ -182,7 +184,7 @@ class Game:
 
     def __init__(
         self,
-        rules: Optional[Rules] = None,
+        rules: Union[Rules, _Variant, None] = None,
         seeds: int = 4,
         position: Union[str, Sequence[int], Position, None] = None,
         to_move: _Side = "south",

@@ -7,7 +7,8 @@ use pyo3::prelude::*;
 use mancala_core::{GameEnd, GameState, Side};
 
 use crate::errors::core_error;
-use crate::rules::{default_rules, pit_of, position_of, PyPosition, PyRules};
+use crate::rules::{pit_of, position_of, PyPosition, PyRules};
+use crate::tablebase::rules_arg;
 
 /// A game in progress: the position, who is to move ("south" moves first),
 /// the stores and the history. `play` changes it in place; `copy` keeps
@@ -21,17 +22,19 @@ pub struct PyGame {
 
 #[pymethods]
 impl PyGame {
-    /// A game from the start position with `seeds` in every pit, or from
-    /// `position` with `to_move` to move, empty stores and no history.
+    /// A game under `rules` (a `Rules`, or a variant name with 6 pits;
+    /// default: Oware) from the start position with `seeds` in every pit,
+    /// or from `position` with `to_move` to move, empty stores and no
+    /// history.
     #[new]
     #[pyo3(signature = (rules = None, seeds = 4, position = None, to_move = "south"))]
     fn new(
-        rules: Option<PyRef<'_, PyRules>>,
+        rules: Option<&Bound<'_, PyAny>>,
         seeds: u32,
         position: Option<&Bound<'_, PyAny>>,
         to_move: &str,
     ) -> PyResult<Self> {
-        let rules = rules.map_or_else(default_rules, |r| r.rules);
+        let rules = rules_arg(rules, 6, true)?;
         let side = Side::from_name(to_move).map_err(core_error)?;
         let state = match position {
             Some(board) => GameState::new(position_of(board, &rules)?, side),

@@ -9,6 +9,7 @@ use pyo3::types::PyString;
 use mancala_core::{parse_move, pit_letter, Position, Rules, Successors, Variant};
 
 use crate::errors::{core_error, NotationError};
+use crate::tablebase::rules_arg;
 
 /// A rule set: the variant, the pits per side and Kalah's empty-capture
 /// option.
@@ -107,12 +108,13 @@ impl PyPosition {
 #[pymethods]
 impl PyPosition {
     /// `Position("4,4,4,4,4,4/4,4,4,4,4,4")`, or a sequence of the `2P`
-    /// counts, under `rules` (default: Oware, 6 pits). Raises
-    /// NotationError if it is not a position of the rule set.
+    /// counts, under `rules`: a `Rules`, or a variant name with 6 pits
+    /// (default: Oware). Raises NotationError if it is not a position of
+    /// the rule set.
     #[new]
     #[pyo3(signature = (board, rules = None))]
-    fn new(board: &Bound<'_, PyAny>, rules: Option<PyRef<'_, PyRules>>) -> PyResult<Self> {
-        let rules = rules.map_or_else(default_rules, |r| r.rules);
+    fn new(board: &Bound<'_, PyAny>, rules: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let rules = rules_arg(rules, 6, true)?;
         Ok(PyPosition {
             position: position_of(board, &rules)?,
             rules,
@@ -283,11 +285,6 @@ impl PyMove {
             self.child.notation()
         )
     }
-}
-
-/// Oware with 6 pits, the default rule set everywhere.
-pub(crate) fn default_rules() -> Rules {
-    Rules::new(Variant::Oware, 6).expect("six pits is a rule set")
 }
 
 /// The position `board` stands for under `rules`: a [`PyPosition`] (of

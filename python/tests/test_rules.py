@@ -14,6 +14,10 @@ def test_positions_read_and_write_the_notation() -> None:
     assert (position.stones, position.mover_stones, position.opponent_stones) == (13, 12, 1)
     assert position == mancala_tb.Position(position.cells)
     assert position != mancala_tb.Position(text, mancala_tb.Rules("wari"))
+    assert mancala_tb.Position(text, "wari") == mancala_tb.Position(text, mancala_tb.Rules("wari"))
+    assert mancala_tb.Game("kalah").rules == mancala_tb.Rules("kalah")
+    with pytest.raises(TypeError):
+        mancala_tb.Position(text, 6)
     assert hash(position) == hash(mancala_tb.Position(text))
     assert position.flipped().notation == "0,0,0,0,0,1/4,4,4,0,0,0"
     assert len(position) == 12
