@@ -110,9 +110,7 @@ pub fn parse_cycles(name: &str) -> Result<Cycles, String> {
 }
 
 pub fn parse_encoding(name: &str) -> Result<Encoding, String> {
-    Encoding::ALL
-        .into_iter()
-        .find(|e| e.cli_name() == name)
+    Encoding::from_cli_name(name)
         .ok_or_else(|| format!("unknown encoding '{name}' (expected compact or full)"))
 }
 

@@ -23,7 +23,7 @@ use mancala_format::Encoding;
 use mancala_gen::{BuildError, BuildObserver, BuildOptions, LevelReport};
 
 use crate::errors::{core_error, CorruptedTableError};
-use crate::tablebase::rules_arg;
+use crate::rules::rules_arg;
 
 /// How often the waiting thread reports progress and looks for signals.
 const TICK: Duration = Duration::from_millis(100);
@@ -56,19 +56,16 @@ pub fn build(
     let rules = rules_arg(rules, pits, empty_capture)?;
     let mut options = BuildOptions::new(directory, rules, stones);
     options.cycles = Cycles::from_name(cycles).map_err(core_error)?;
-    options.encoding = Encoding::ALL
-        .into_iter()
-        .find(|e| e.cli_name() == encoding)
-        .ok_or_else(|| {
-            PyValueError::new_err(format!(
-                "unknown encoding {encoding:?} (expected \"full\" or \"compact\")"
-            ))
-        })?;
+    options.encoding = Encoding::from_cli_name(encoding).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "unknown encoding {encoding:?} (expected \"full\" or \"compact\")"
+        ))
+    })?;
     options.force = force;
     let stop = Arc::new(AtomicBool::new(false));
     options.interrupt = Some(stop.clone());
     options.validate().map_err(build_error)?;
-    let mut display = Display::of(progress)?;
+    let mut display = Display::of(py, progress)?;
     let observer = Watched::default();
     let (done_tx, done_rx) = mpsc::channel();
     let (result, interrupted) = std::thread::scope(|scope| {
@@ -138,25 +135,26 @@ impl BuildObserver for Watched {
 /// Where progress goes.
 enum Display<'py> {
     None,
-    /// A line on `sys.stderr` (rewritten in place on a terminal, one line
-    /// a level elsewhere), and the last text shown.
-    Line(Option<String>),
+    /// A line on `sys.stderr`: rewritten in place on a terminal, one line
+    /// a level elsewhere.
+    Line {
+        terminal: bool,
+        /// The last text shown.
+        shown: Option<String>,
+    },
     Callback(Bound<'py, PyAny>),
 }
 
 impl<'py> Display<'py> {
-    fn of(progress: Option<&Bound<'py, PyAny>>) -> PyResult<Display<'py>> {
-        let Some(progress) = progress else {
-            return Ok(Display::Line(None));
-        };
-        if progress.is_callable() {
-            return Ok(Display::Callback(progress.clone()));
+    fn of(py: Python<'py>, progress: Option<&Bound<'py, PyAny>>) -> PyResult<Display<'py>> {
+        match progress {
+            Some(progress) if progress.is_callable() => Ok(Display::Callback(progress.clone())),
+            Some(progress) if !progress.is_truthy()? => Ok(Display::None),
+            _ => Ok(Display::Line {
+                terminal: stderr(py)?.call_method0("isatty")?.is_truthy()?,
+                shown: None,
+            }),
         }
-        Ok(if progress.is_truthy()? {
-            Display::Line(None)
-        } else {
-            Display::None
-        })
     }
 
     fn show(&mut self, py: Python<'py>, watched: &Watched) -> PyResult<()> {
@@ -165,9 +163,8 @@ impl<'py> Display<'py> {
         match self {
             Display::None => Ok(()),
             Display::Callback(callback) => callback.call1((done, total, level)).map(drop),
-            Display::Line(shown) => {
-                let terminal = stderr(py)?.call_method0("isatty")?.is_truthy()?;
-                let text = if terminal {
+            Display::Line { terminal, shown } => {
+                let text = if *terminal {
                     let percent = if total == 0 {
                         100.0
                     } else {
@@ -188,7 +185,10 @@ impl<'py> Display<'py> {
 
     fn finish(&mut self, py: Python<'py>, watched: &Watched) -> PyResult<()> {
         match self {
-            Display::Line(Some(text)) if text.starts_with('\r') => {
+            Display::Line {
+                terminal: true,
+                shown: Some(_),
+            } => {
                 self.show(py, watched)?;
                 write_stderr(py, "\n")
             }

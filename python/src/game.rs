@@ -7,8 +7,7 @@ use pyo3::prelude::*;
 use mancala_core::{GameEnd, GameState, Side};
 
 use crate::errors::core_error;
-use crate::rules::{pit_of, position_of, PyPosition, PyRules};
-use crate::tablebase::rules_arg;
+use crate::rules::{legal_pits, pit_of, position_of, rules_arg, PyPosition, PyRules};
 
 /// A game in progress: the position, who is to move ("south" moves first),
 /// the stores and the history. `play` changes it in place; `copy` keeps
@@ -101,10 +100,7 @@ impl PyGame {
         if self.state.end(&self.rules).is_some() {
             return Vec::new();
         }
-        let mut moves = Vec::new();
-        self.rules
-            .for_each_move(&self.state.position, |m| moves.push(m.pit as u32));
-        moves
+        legal_pits(&self.rules, &self.state.position)
     }
 
     /// Whether the game is over.

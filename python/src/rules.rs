@@ -2,14 +2,13 @@
 //! [`PyMove`] that playing a pit makes, with the same move generator the
 //! tables were built by.
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use mancala_core::{parse_move, pit_letter, Position, Rules, Successors, Variant};
 
 use crate::errors::{core_error, NotationError};
-use crate::tablebase::rules_arg;
 
 /// A rule set: the variant, the pits per side and Kalah's empty-capture
 /// option.
@@ -25,7 +24,7 @@ impl PyRules {
     /// Variants: oware, awari, wari, kalah.
     #[new]
     #[pyo3(signature = (variant = "oware", pits = 6, empty_capture = true))]
-    pub(crate) fn new(variant: &str, pits: usize, empty_capture: bool) -> PyResult<Self> {
+    fn new(variant: &str, pits: usize, empty_capture: bool) -> PyResult<Self> {
         let variant = Variant::from_name(variant).map_err(core_error)?;
         let rules = Rules::new(variant, pits).map_err(core_error)?;
         Ok(PyRules {
@@ -166,10 +165,7 @@ impl PyPosition {
     /// The legal moves, as pit numbers (`0` is pit `a`), in pit order;
     /// empty when the game is over.
     fn legal_moves(&self) -> Vec<u32> {
-        let mut moves = Vec::new();
-        self.rules
-            .for_each_move(&self.position, |m| moves.push(m.pit as u32));
-        moves
+        legal_pits(&self.rules, &self.position)
     }
 
     /// Every legal move with what it does, in pit order.
@@ -339,4 +335,30 @@ pub(crate) fn pit_of(m: &Bound<'_, PyAny>, rules: &Rules) -> PyResult<usize> {
                 rules.pits()
             ))
         })
+}
+
+/// A rule set given as a `Rules`, a variant name (with `pits` and
+/// `empty_capture`) or None (Oware).
+pub(crate) fn rules_arg(
+    rules: Option<&Bound<'_, PyAny>>,
+    pits: usize,
+    empty_capture: bool,
+) -> PyResult<Rules> {
+    let Some(rules) = rules else {
+        return Ok(PyRules::new("oware", pits, empty_capture)?.rules);
+    };
+    if let Ok(given) = rules.extract::<PyRef<'_, PyRules>>() {
+        return Ok(given.rules);
+    }
+    let name: String = rules
+        .extract()
+        .map_err(|_| PyTypeError::new_err("rules is a variant name or a Rules"))?;
+    Ok(PyRules::new(&name, pits, empty_capture)?.rules)
+}
+
+/// The pits of `pos`'s legal moves, in order.
+pub(crate) fn legal_pits(rules: &Rules, pos: &Position) -> Vec<u32> {
+    let mut pits = Vec::new();
+    rules.for_each_move(pos, |m| pits.push(m.pit as u32));
+    pits
 }

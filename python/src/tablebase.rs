@@ -15,7 +15,7 @@ use mancala_probe::{Even, Forced, Tablebase};
 
 use crate::batch::with_positions;
 use crate::errors::{probe_error, MissingTableError};
-use crate::rules::{position_of, PyRules};
+use crate::rules::{position_of, rules_arg, PyRules};
 
 /// What `move_values_many` puts where a pit is not a legal move.
 pub const ILLEGAL: i8 = i8::MIN;
@@ -259,23 +259,4 @@ pub fn open_tablebase(
         root: directory,
         tables: RwLock::new(Some(Arc::new(tables))),
     })
-}
-
-/// A rule set given as a `Rules`, a variant name (with `pits` and
-/// `empty_capture`) or None (Oware).
-pub(crate) fn rules_arg(
-    rules: Option<&Bound<'_, PyAny>>,
-    pits: usize,
-    empty_capture: bool,
-) -> PyResult<Rules> {
-    let Some(rules) = rules else {
-        return Ok(PyRules::new("oware", pits, empty_capture)?.rules);
-    };
-    if let Ok(given) = rules.extract::<PyRef<'_, PyRules>>() {
-        return Ok(given.rules);
-    }
-    let name: String = rules
-        .extract()
-        .map_err(|_| PyTypeError::new_err("rules is a variant name or a Rules"))?;
-    Ok(PyRules::new(&name, pits, empty_capture)?.rules)
 }

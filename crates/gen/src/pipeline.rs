@@ -5,6 +5,8 @@
 //! strategy, store it in the encoding asked for, checkpoint long levels.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mancala_core::{Cycles, LevelIndex, Rules, MAX_LEVEL};
@@ -19,8 +21,6 @@ use crate::lock;
 use crate::rss::{peak_rss_bytes, reset_peak_rss};
 use crate::solve::{Solution, Solve};
 use crate::strategy::{LevelJob, OnePass, Retrograde, Strategy};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::Arc;
 
 /// Subdirectory of a rule set's tables holding the build's scratch files.
 pub const SCRATCH_DIR: &str = "scratch";
@@ -97,6 +97,11 @@ impl BuildOptions {
         };
         self.block_size
             .unwrap_or_else(|| encoding.default_block_size())
+    }
+
+    /// Whether the build has been asked to stop ([`BuildOptions::interrupt`]).
+    pub fn interrupted(&self) -> bool {
+        self.interrupt.as_ref().is_some_and(|i| i.load(Relaxed))
     }
 
     /// The directory the tables go to.
@@ -242,7 +247,7 @@ fn build_kind<K: Solve>(
                 reused_report(&table)
             }
             None => {
-                if options.interrupt.as_ref().is_some_and(|i| i.load(Relaxed)) {
+                if options.interrupted() {
                     return Err(BuildError::Interrupted);
                 }
                 let (report, symbols) = build_level(options, dir, n, &solved, observer)?;

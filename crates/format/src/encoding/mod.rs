@@ -166,6 +166,11 @@ impl Encoding {
         }
     }
 
+    /// The encoding of a name written by [`Encoding::cli_name`].
+    pub fn from_cli_name(name: &str) -> Option<Encoding> {
+        Encoding::ALL.into_iter().find(|e| e.cli_name() == name)
+    }
+
     /// Positions per block unless a build says otherwise.
     pub fn default_block_size(self) -> u32 {
         with_encoding!(self, E => E::default_block_size())

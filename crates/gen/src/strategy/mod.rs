@@ -48,13 +48,13 @@ pub struct LevelJob<'a, K: Solve> {
 }
 
 impl<K: Solve> LevelJob<'_, K> {
-    /// Checks what every strategy relies on: the level is in range and the
-    /// levels below it are all solved, in order.
     /// Whether the build has been asked to stop.
     pub(crate) fn interrupted(&self) -> bool {
         self.interrupt.is_some_and(|i| i.load(Relaxed))
     }
 
+    /// Checks what every strategy relies on: the level is in range and the
+    /// levels below it are all solved, in order.
     pub(crate) fn assert_in_order(&self) {
         let n = self.level;
         assert!(n <= MAX_LEVEL, "level {n} is above {MAX_LEVEL}");
