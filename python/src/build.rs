@@ -32,7 +32,7 @@ const TICK: Duration = Duration::from_millis(100);
 /// subdirectory named by the rule set), reusing valid levels already
 /// there unless `force`. `rules`, `pits` and `empty_capture` are as for
 /// `open_tablebase`; `cycles` "even" or "forced"; `encoding` "full" (the
-/// fastest probes) or "compact" (smaller files, Oware family only).
+/// fastest probes) or "compact" (smaller files, slower probes).
 /// `progress`: True (the default) shows a progress line on stderr, False
 /// nothing, a
 /// callable is called as `progress(done, total, level)` (work units of the

@@ -36,9 +36,9 @@ pub struct BuildArgs {
     #[arg(long)]
     force: bool,
     /// How even tables store values: `full` (every value; fastest probes
-    /// and batches) or `compact` (oware family: values a search of a few
-    /// moves restores at probe time are left out: much smaller files, slower
-    /// probes; README's "Performance" has the figures).
+    /// and batches) or `compact` (values a search of a few moves restores
+    /// at probe time are left out: much smaller files, slower probes;
+    /// README's "Performance" has the figures).
     #[arg(long, default_value = "full", value_parser = parse_encoding)]
     encoding: Encoding,
     /// Positions per compressed block (default: 512 for full tables, 2048

@@ -196,8 +196,7 @@ impl Header {
     /// The coding contexts of a table coded with the mover's stones
     /// (`None`: the plain order-1 model).
     pub(crate) fn mover_contexts(&self) -> Option<MoverContexts> {
-        (self.contexts == ContextModel::Mover)
-            .then(|| MoverContexts::new(self.rules.pits(), self.level))
+        (self.contexts == ContextModel::Mover).then(|| MoverContexts::new(&self.rules, self.level))
     }
 
     /// The header's value model, checked.

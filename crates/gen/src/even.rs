@@ -59,8 +59,8 @@ impl Solve for Even {
         }
     }
 
-    /// Kalah tables store every value whatever was asked: the compact
-    /// encoding does not apply there.
+    /// The encoding asked for, or every value stored where it does not
+    /// apply to the rule set.
     fn stored_encoding(rules: &Rules, asked: Encoding) -> Encoding {
         if asked.applies_to(rules) {
             asked

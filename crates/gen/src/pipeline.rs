@@ -47,7 +47,7 @@ pub struct BuildOptions {
     /// [`Encoding::default_block_size`]).
     pub block_size: Option<u32>,
     /// How even tables store their values (ignored where it does not
-    /// apply: forced tables, and compact for Kalah, store every value).
+    /// apply: forced tables store every value).
     pub encoding: Encoding,
     /// Solved levels of at least this many positions are held as mapped
     /// scratch files rather than in memory while higher levels are built.
@@ -398,6 +398,7 @@ fn build_level<K: Solve>(
         progress: &|done| observer.advanced(done),
         checkpoints: checkpoints.as_ref(),
         interrupt: options.interrupt.as_deref(),
+        mark_exits: K::stored_encoding(rules, options.encoding) == Encoding::Compact,
     };
     let solution = strategy_for(rules).solve(&job)?;
     let (header, bytes) = store::<K>(options, dir, n, &solution)?;
@@ -477,6 +478,7 @@ pub fn solve_level<K: Solve>(
         progress,
         checkpoints: None,
         interrupt: None,
+        mark_exits: false,
     };
     strategy_for(rules)
         .solve(&job)

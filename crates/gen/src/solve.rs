@@ -61,9 +61,11 @@ pub struct Solution {
     /// while higher ones are solved ([`TableKind::WIDTH`] per position).
     pub symbols: Vec<i8>,
     /// Even tables solved by a strategy that marks them: per position,
-    /// whether its value is its best exit's (a move that leaves the level,
-    /// or the terminal value), which is where a compact table needs no
-    /// entry for it. Compact tables are written only from marked levels.
+    /// whether its value is its best restoring exit's (a move that leaves
+    /// the level without an extra turn), or its terminal value, which is
+    /// where a compact table needs no entry for it
+    /// ([`mancala_format::SolvedValues::exit_best`]). Compact tables are
+    /// written only from marked levels.
     pub exit_best: Option<Vec<bool>>,
 }
 

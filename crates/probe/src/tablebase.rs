@@ -3,10 +3,11 @@
 
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use mancala_core::{
-    rank, Bounds, Cycles, MoveValue, NotationError, Position, Rules, Successors, MAX_LEVEL,
+    rank, Bounds, Cycles, Move, MoveValue, NotationError, Position, Rules, Successors, MAX_LEVEL,
+    MAX_PITS,
 };
 use mancala_format::{
     level_path, levels_present, tables_dir, Access, EntryReader, Even, Forced, FormatError, Table,
@@ -34,7 +35,7 @@ pub struct Tablebase<K: TableKind = Even> {
     /// How level files are read.
     access: Access,
     levels: Vec<OnceLock<Table<K>>>,
-    cache: Mutex<BlockCache>,
+    cache: BlockCache,
     /// The cache's capacity in bytes, known without taking the lock.
     cache_capacity: usize,
     kind: PhantomData<K>,
@@ -79,7 +80,7 @@ impl<K: TableKind> Tablebase<K> {
             dir,
             access,
             levels: (0..present).map(|_| OnceLock::new()).collect(),
-            cache: Mutex::new(BlockCache::new(cache_bytes)),
+            cache: BlockCache::new(cache_bytes),
             cache_capacity: cache_bytes,
             kind: PhantomData,
         })
@@ -202,30 +203,25 @@ impl<K: TableKind> Tablebase<K> {
         let mut symbols = [0i8; 2];
         let table = self.level(n)?;
         let keep = table.symbols() <= self.cache_capacity && {
-            let mut cache = self.cache_lock();
-            if let Some(values) = cache.decoded.get(&key) {
-                symbols[..width].copy_from_slice(&values[offset..offset + width]);
+            if self.cache.read(key, offset, &mut symbols[..width]) {
                 return Ok(symbols);
             }
-            cache.admits(key)
+            self.cache.admits(key)
         };
         let failed = |e| self.table_error(n, e);
         if keep {
-            let values: Arc<[i8]> = table.decode_block(block).map_err(failed)?.into();
+            let values = table
+                .decode_block(block)
+                .map_err(failed)?
+                .into_boxed_slice();
             symbols[..width].copy_from_slice(&values[offset..offset + width]);
-            self.cache_lock().keep(key, values);
+            self.cache.keep(key, table.header().block_count, values);
         } else {
             let mut prefix = vec![0i8; offset + width];
             table.decode_prefix(block, &mut prefix).map_err(failed)?;
             symbols[..width].copy_from_slice(&prefix[offset..]);
         }
         Ok(symbols)
-    }
-
-    /// The block cache; a panic elsewhere while it was held leaves it
-    /// consistent (every operation is a single call), so poisoning is ignored.
-    fn cache_lock(&self) -> std::sync::MutexGuard<'_, BlockCache> {
-        self.cache.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -262,6 +258,26 @@ impl EntryReader for Tablebase<Even> {
 
     fn entry(&self, pos: &Position) -> Result<i32> {
         Ok(self.symbols_of(pos)?[0] as i32)
+    }
+
+    /// Every child located first, then the cache read once for all, so the
+    /// misses overlap; blocks not held are decoded one by one.
+    fn child_entries(&self, moves: &[Move], out: &mut [i32]) -> Result<()> {
+        let mut wanted = [((0, 0), 0); MAX_PITS];
+        for (m, wanted) in moves.iter().zip(&mut wanted) {
+            let (n, block, offset) = self.locate(&m.child)?;
+            *wanted = ((n, block), offset);
+        }
+        let wanted = &wanted[..moves.len()];
+        let mut found = [None; MAX_PITS];
+        self.cache.read_firsts(wanted, &mut found[..moves.len()]);
+        for ((&((n, block), offset), found), out) in wanted.iter().zip(found).zip(out) {
+            *out = match found {
+                Some(entry) => entry as i32,
+                None => self.symbols_at(n, block, offset)?[0] as i32,
+            };
+        }
+        Ok(())
     }
 
     #[inline]

@@ -113,6 +113,14 @@ impl Variant {
         self.skips_origin()
     }
 
+    /// Whether a move whose last seed falls into the mover's store gives
+    /// him another turn (Kalah). Such a move's value adds its child's
+    /// instead of subtracting it, so a child's lower bound bounds it from
+    /// below only.
+    pub fn gives_extra_turns(self) -> bool {
+        !self.skips_origin()
+    }
+
     /// The Oware family: sowing skips the emptied pit, no stores on the
     /// path. Private: callers ask for the property they rely on.
     fn skips_origin(self) -> bool {

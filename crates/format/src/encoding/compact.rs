@@ -1,35 +1,47 @@
 //! The compact encoding: which values a table leaves out, how a reader
 //! gets them back, and the contexts its entries are coded in.
 //!
-//! A compact table (Oware family: [`Variant::only_captures_leave_level`])
-//! stores for each position an *entry* at most its value, and
+//! A compact table stores for each position an *entry* at most its value,
+//! and
 //!
 //! ```text
 //! value(p) = max(entry(p), best value of p's restoring moves)
 //! ```
 //!
 //! where a move is worth `gain − value(child)` and a position without a
-//! legal move is worth its terminal value. The *restoring moves* of `p`
-//! are every legal move if no move leads to `p` ([`Restoring`]), and
-//! otherwise the moves that leave the level (captures) and the moves that
-//! *descend*: they leave the new mover fewer stones on his side than the
-//! old mover had on his, or as many and a lower index rank. Wherever the
-//! restoring moves alone give the value, the entry is free, and the writer
-//! stores the one the codec finds cheapest
+//! legal move is worth its terminal value. A move that gives an extra turn
+//! (Kalah) never restores: it is worth `gain + value(child)`, which a
+//! child's entry bounds from below only, so a search could not cut it off.
+//! The other moves restore ([`Restoring`]):
+//!
+//! - where levels cannot cycle (Kalah, [`mancala_core::Variant::can_cycle`]), every one
+//!   of them;
+//! - in the Oware family, every legal move if no move leads to `p`, and
+//!   otherwise the moves that leave the level (captures) and the moves
+//!   that *descend*: they leave the new mover fewer stones on his side
+//!   than the old mover had on his, or as many and a lower index rank.
+//!
+//! Wherever the restoring moves alone give the value, the entry is free,
+//! and the writer stores the one the codec finds cheapest
 //! ([`crate::codec::lower_free_values`]).
 //!
 //! That this is exactly the value is the recursion of `docs/RULES.md`: a
 //! table holds its fixpoint, endless play included. That a reader's search
-//! ends: a same-level restoring move descends in the order (mover's stones,
-//! rank), except from an unreachable position, which is nobody's child;
-//! levels only fall. A probe searches the restoring moves best bound first
+//! ends: levels only fall, and a same-level restoring move descends in an
+//! order: in Kalah the distance of the mover's seeds to his store, which
+//! every same-level move lowers; in the Oware family (mover's stones,
+//! rank), except from an unreachable position, which is nobody's child. A
+//! probe searches the restoring moves best bound first
 //! (a move is worth at most its gain minus its child's entry) within an
 //! alpha-beta window, so most of it is reading a few entries.
 //!
 //! Entries are coded in the context of the previous entry and the mover's
 //! stones, capped at [`MOVER_CAP`] ([`MoverContexts`]): the stones on the
 //! mover's side say much about the value, and a reader walking a block
-//! gets them for the cost of stepping to the next position. Levels under
+//! gets them for the cost of stepping to the next position. Where moves
+//! give extra turns, the context also says whether the position has one:
+//! a position without is always free, so its entries cost next to
+//! nothing. Levels under
 //! [`MOVER_CONTEXTS_MIN_POSITIONS`] positions use the plain order-1 model,
 //! where the larger model would cost more header than it saves.
 
@@ -74,13 +86,14 @@ impl ValueEncoding for Compact {
         2048
     }
 
-    /// Restoring moves are captures and moves inside the level, and an
-    /// unreachable position is one whose previous mover's row is full:
-    /// both hold in the Oware family only. (In Kalah most moves leave the
-    /// level, sowing into the store, so a reader would search deep.)
+    /// A reader's search ends where levels cannot cycle, and in the Oware
+    /// family, whose restoring moves are captures and moves inside the
+    /// level, and whose unreachable positions are those with the previous
+    /// mover's row full.
     fn applies_to(rules: &Rules) -> bool {
         let variant = rules.variant();
-        variant.only_captures_leave_level() && variant.sown_pit_stays_empty()
+        !variant.can_cycle()
+            || (variant.only_captures_leave_level() && variant.sown_pit_stays_empty())
     }
 
     fn name(contexts: ContextModel) -> Option<&'static str> {
@@ -105,7 +118,7 @@ impl ValueEncoding for Compact {
         let free = free_entries(&level.rules, level.level, level.values, exit_best);
         let values = level.values;
         if values.len() >= MOVER_CONTEXTS_MIN_POSITIONS {
-            let contexts = MoverContexts::new(level.rules.pits(), level.level);
+            let contexts = MoverContexts::new(&level.rules, level.level);
             let (entries, model) = codec::lower_free_values(values, &free, block_size, &contexts);
             ChosenEntries {
                 entries: entries.into(),
@@ -153,9 +166,10 @@ impl ValueEncoding for Compact {
         if let Some(terminal) = restored {
             return Ok(terminal);
         }
+        let mut child_entries = [0i32; MAX_PITS];
+        reader.child_entries(&moves[..count], &mut child_entries[..count])?;
         let mut searched = [(0i32, 0usize, 0i32); MAX_PITS];
-        for (i, m) in moves[..count].iter().enumerate() {
-            let child_entry = reader.entry(&m.child)?;
+        for (i, (m, &child_entry)) in moves[..count].iter().zip(&child_entries).enumerate() {
             searched[i] = (bound(m, child_entry), i, child_entry);
         }
         let searched = &mut searched[..count];
@@ -217,33 +231,23 @@ impl ValueEncoding for Compact {
     }
 }
 
-/// The most a move can be worth, given its child's entry: entries never
-/// exceed values, so `gain − entry(child)` (an extra turn, Kalah, adds the
-/// child's value: no bound).
+/// The most a restoring move can be worth, given its child's entry:
+/// entries never exceed values, so `gain − entry(child)`.
+#[inline]
 fn bound(m: &Move, child_entry: i32) -> i32 {
-    if m.extra_turn {
-        i32::MAX
-    } else {
-        m.value_given_child(child_entry)
-    }
+    debug_assert!(!m.extra_turn, "an extra turn never restores");
+    m.value_given_child(child_entry)
 }
 
-/// The window a move `m`'s child is searched with, when the move matters
-/// only if it is worth more than `floor`, and exactly only below `beta`.
+/// The window a restoring move `m`'s child is searched with, when the move
+/// matters only if it is worth more than `floor`, and exactly only below
+/// `beta`: the move is worth `gain − child`.
+#[inline]
 fn child_window(m: &Move, floor: i32, beta: i32) -> Window {
     let gain = m.gain as i32;
-    if m.extra_turn {
-        // Worth gain + child.
-        Window {
-            alpha: floor - gain,
-            beta: beta - gain,
-        }
-    } else {
-        // Worth gain − child.
-        Window {
-            alpha: gain - beta,
-            beta: gain - floor,
-        }
+    Window {
+        alpha: gain - beta,
+        beta: gain - floor,
     }
 }
 
@@ -254,7 +258,7 @@ pub(crate) fn for_each_restoring_move(
     pos: &Position,
     mut visit: impl FnMut(&Move),
 ) -> Option<i32> {
-    let restoring = Restoring::of(pos, rank(pos));
+    let restoring = Restoring::of(rules, pos, rank(pos));
     rules.for_each_move(pos, |m| {
         if restoring.restores(m) {
             visit(m)
@@ -266,7 +270,8 @@ pub(crate) fn for_each_restoring_move(
 /// know of the position, worked out once for all its moves.
 #[derive(Clone, Copy, Debug)]
 pub struct Restoring {
-    /// No move leads to the position: every move restores.
+    /// Every move but an extra turn restores: the level cannot cycle, or
+    /// no move leads to the position.
     everything: bool,
     /// The position's stones on the mover's side.
     mover: u32,
@@ -275,10 +280,11 @@ pub struct Restoring {
 }
 
 impl Restoring {
-    /// The rule for `pos`, of rank `rank` in its level.
-    pub fn of(pos: &Position, rank: u64) -> Restoring {
+    /// The rule for `pos`, of rank `rank` in its level, in a rule set a
+    /// compact table applies to.
+    pub fn of(rules: &Rules, pos: &Position, rank: u64) -> Restoring {
         Restoring {
-            everything: unreachable_by_moves(pos),
+            everything: !rules.variant().can_cycle() || unreachable_by_moves(pos),
             mover: pos.mover_stones(),
             rank,
         }
@@ -288,7 +294,8 @@ impl Restoring {
     /// moves.
     #[inline]
     pub fn restores(&self, m: &Move) -> bool {
-        self.everything || m.leaves_level() || descends(self.mover, self.rank, &m.child)
+        !m.extra_turn
+            && (self.everything || m.leaves_level() || descends(self.mover, self.rank, &m.child))
     }
 }
 
@@ -309,26 +316,31 @@ pub fn descends(parent_mover: u32, parent_rank: u64, child: &Position) -> bool {
 }
 
 /// The coding contexts of a compact level: each position's stones on the
-/// mover's side, capped at [`MOVER_CAP`].
+/// mover's side, capped at [`MOVER_CAP`], and where moves give extra turns
+/// whether one of its moves does.
 pub struct MoverContexts {
     index: LevelIndex,
+    extra_turns: bool,
 }
 
 impl MoverContexts {
-    /// The contexts of the level of `stones` stones with `pits` pits a
-    /// side.
-    pub fn new(pits: usize, stones: u32) -> MoverContexts {
+    /// The contexts of the level of `stones` stones of `rules`.
+    pub fn new(rules: &Rules, stones: u32) -> MoverContexts {
         MoverContexts {
-            index: LevelIndex::new(pits, stones),
+            index: LevelIndex::new(rules.pits(), stones),
+            extra_turns: rules.variant().gives_extra_turns(),
         }
     }
 }
+
+/// Features per answer to "has the position an extra turn?".
+const MOVER_FEATURES: usize = MOVER_CAP as usize + 1;
 
 impl Contexts for MoverContexts {
     type Walk = MoverWalk;
 
     fn features(&self) -> usize {
-        MOVER_CAP as usize + 1
+        MOVER_FEATURES * (1 + self.extra_turns as usize)
     }
 
     fn walk(&self, first: u64) -> MoverWalk {
@@ -336,17 +348,35 @@ impl Contexts for MoverContexts {
         MoverWalk {
             mover: pos.as_ref().map_or(0, |p| p.mover_stones()),
             pos,
+            extra_turns: self.extra_turns,
         }
     }
 }
 
 /// Walks a level in index order from some position, yielding each
-/// position's capped mover's stones.
+/// position's features ([`MoverContexts`]).
 pub struct MoverWalk {
     /// The next position; `None` past the level's end.
     pos: Option<Position>,
     /// Its mover's stones, kept up to date as the walk steps.
     mover: u32,
+    /// Whether the feature says if a move gives an extra turn.
+    extra_turns: bool,
+}
+
+/// Whether a Kalah move of `pos` gives an extra turn: its last seed falls
+/// into the store, `pits − i` slots on from pit `i`, on some lap of the
+/// `2 · pits + 1` slots a sowing passes (the opponent's store skipped).
+/// Not inlined: the walk of the Oware family, which never asks, stays a
+/// tight loop.
+#[inline(never)]
+fn has_extra_turn(pos: &Position) -> bool {
+    let pits = pos.pits();
+    let ring = 2 * pits as u32 + 1;
+    (0..pits).any(|i| {
+        let seeds = pos.get(i);
+        seeds > 0 && seeds % ring == (pits - i) as u32
+    })
 }
 
 impl Iterator for MoverWalk {
@@ -355,7 +385,10 @@ impl Iterator for MoverWalk {
     #[inline]
     fn next(&mut self) -> Option<usize> {
         let pos = self.pos.as_mut()?;
-        let feature = self.mover.min(MOVER_CAP) as usize;
+        let mut feature = self.mover.min(MOVER_CAP) as usize;
+        if self.extra_turns && has_extra_turn(pos) {
+            feature += MOVER_FEATURES;
+        }
         match mancala_core::advance_at(pos) {
             // Stones moved within the mover's row.
             Some(pit) if pit + 1 < pos.pits() => {}
@@ -376,9 +409,9 @@ impl Iterator for MoverWalk {
 
 /// Which entries of a solved level a compact table may lower: a position
 /// is free where its restoring moves give its value. `exit_best` marks the
-/// positions whose best exit (or terminal value) is their value, as the
-/// solver found; the rest look at their descending moves, or at every move
-/// if unreachable, with the level's `values`.
+/// positions whose best restoring exit (or terminal value) is their value,
+/// as the solver found; the rest look at their same-level restoring moves
+/// with the level's `values`.
 pub fn free_entries(rules: &Rules, level: u32, values: &[i8], exit_best: &[bool]) -> Vec<bool> {
     let index = LevelIndex::new(rules.pits(), level);
     values
@@ -407,7 +440,7 @@ fn same_level_move_gives(
     value: i8,
     values: &[i8],
 ) -> bool {
-    let restoring = Restoring::of(pos, rank_of_pos);
+    let restoring = Restoring::of(rules, pos, rank_of_pos);
     let mut gives = false;
     rules.for_each_move(pos, |m| {
         if !gives && !m.leaves_level() && restoring.restores(m) {
@@ -428,9 +461,10 @@ struct Exits {
 }
 
 /// Looks at every move of `pos` (rank `at`), reading its exits' values in
-/// `lower`.
+/// `lower`: every exit, restoring or not, since none is worth more than
+/// the value and the lower levels are restored already.
 fn look_at_exits(rules: &Rules, pos: &Position, at: u64, lower: &Levels<Even>) -> Exits {
-    let restoring = Restoring::of(pos, at);
+    let restoring = Restoring::of(rules, pos, at);
     let mut best = i8::MIN as i32;
     let mut restoring_stay = false;
     let terminal = rules.for_each_move(pos, |m| {
@@ -467,7 +501,7 @@ impl RestoreFrame {
             Successors::Moves(moves) => moves,
             Successors::Terminal(_) => unreachable!("a terminal position is never pending"),
         };
-        let restoring = Restoring::of(pos, at as u64);
+        let restoring = Restoring::of(rules, pos, at as u64);
         moves.retain(|m| !m.leaves_level() && restoring.restores(m));
         RestoreFrame {
             at,
@@ -519,7 +553,8 @@ mod tests {
     #[test]
     fn a_walk_follows_the_index() {
         for (pits, stones) in [(6, 14), (3, 20), (4, 0)] {
-            let contexts = MoverContexts::new(pits, stones);
+            let rules = Rules::new(mancala_core::Variant::Oware, pits).unwrap();
+            let contexts = MoverContexts::new(&rules, stones);
             let index = LevelIndex::new(pits, stones);
             let count = index.count();
             for first in [0, 1, count / 3, count - 1] {

@@ -17,7 +17,7 @@
 mod compact;
 mod full;
 
-use mancala_core::{Position, Rules};
+use mancala_core::{Move, Position, Rules};
 
 use crate::codec::Model;
 use crate::kind::Even;
@@ -58,10 +58,10 @@ pub struct SolvedValues<'a> {
     pub level: u32,
     /// Every position's value, in index order.
     pub values: &'a [i8],
-    /// Per position, whether its value is that of its best exit (a move
-    /// that leaves the level) or its terminal value: what the compact
-    /// encoding needs (`None`: not marked, and only the full encoding can
-    /// be written).
+    /// Per position, whether its value is that of its best restoring exit
+    /// (a move that leaves the level without an extra turn: see
+    /// [`Compact`]) or its terminal value: what the compact encoding needs
+    /// (`None`: not marked, and only the full encoding can be written).
     pub exit_best: Option<&'a [bool]>,
 }
 
@@ -85,6 +85,17 @@ pub trait EntryReader: Sync {
 
     /// The entry stored for `pos`.
     fn entry(&self, pos: &Position) -> Result<i32, Self::Error>;
+
+    /// The entries stored for the children of `moves`, into `out`: one
+    /// call for all of a position's moves, so that a reader may overlap
+    /// their reads (each is a likely cache miss).
+    #[inline]
+    fn child_entries(&self, moves: &[Move], out: &mut [i32]) -> Result<(), Self::Error> {
+        for (m, out) in moves.iter().zip(out) {
+            *out = self.entry(&m.child)?;
+        }
+        Ok(())
+    }
 
     /// The value of `pos` given its entry, as far as `window` needs it, by
     /// the encoding of `pos`'s level: how a search goes on into a child.

@@ -174,6 +174,29 @@ impl Pending {
                 .expect("a position that is not terminal has a move")
         })
     }
+
+    /// Its value, and whether its best restoring exit (a move that leaves
+    /// the level without an extra turn) or its terminal value gives it:
+    /// the mark a compact table is written from
+    /// ([`crate::Solution::exit_best`]).
+    #[inline]
+    pub(crate) fn value_and_exit_best(
+        &self,
+        mut child_value: impl FnMut(&Child) -> i32,
+    ) -> (i32, bool) {
+        if let Some(terminal) = self.terminal {
+            return (terminal, true);
+        }
+        let (mut best, mut best_exit) = (i32::MIN, i32::MIN);
+        for child in self.children() {
+            let value = child.value_for_parent(child_value(child));
+            best = best.max(value);
+            if child.gain > 0 && !child.extra_turn {
+                best_exit = best_exit.max(value);
+            }
+        }
+        (best, best_exit == best)
+    }
 }
 
 /// One move's child: where it is and what the move adds.

@@ -45,6 +45,10 @@ pub struct LevelJob<'a, K: Solve> {
     /// a strategy checks it between its steps and returns
     /// [`BuildError::Interrupted`].
     pub interrupt: Option<&'a AtomicBool>,
+    /// Whether the solution must mark the positions whose best restoring
+    /// exit is their value ([`Solution::exit_best`]), which a compact
+    /// table is written from; a strategy may mark them anyway.
+    pub mark_exits: bool,
 }
 
 impl<K: Solve> LevelJob<'_, K> {

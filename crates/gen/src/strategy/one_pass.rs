@@ -10,7 +10,7 @@
 //!
 //! A level is a single pass: it is not checkpointed.
 
-use std::sync::atomic::{AtomicI8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI8, Ordering::Relaxed};
 
 use mancala_core::{LevelIndex, Rules};
 use mancala_format::{prefetch, Levels};
@@ -48,6 +48,11 @@ impl Strategy for OnePass {
             values: (0..LevelIndex::new(pits, n).count())
                 .map(|_| AtomicI8::new(UNSOLVED))
                 .collect(),
+            exit_best: job.mark_exits.then(|| {
+                (0..LevelIndex::new(pits, n).count())
+                    .map(|_| AtomicBool::new(false))
+                    .collect()
+            }),
         };
         for distance in 0..=largest_distance(pits, n) {
             if job.interrupted() {
@@ -62,7 +67,11 @@ impl Strategy for OnePass {
         // Writing the level reads no lower level: their mapped pages may go.
         job.lower.release_mapped_pages();
         let values = level.values.into_iter().map(AtomicI8::into_inner).collect();
-        Ok(K::from_values(n, values))
+        let mut solution = K::from_values(n, values);
+        if let Some(marks) = level.exit_best {
+            solution.exit_best = Some(marks.into_iter().map(AtomicBool::into_inner).collect());
+        }
+        Ok(solution)
     }
 }
 
@@ -73,6 +82,9 @@ struct Level<'a, K: Solve> {
     lower: &'a Levels<K>,
     /// Every position's value once solved, [`UNSOLVED`] before.
     values: Vec<AtomicI8>,
+    /// Per position, whether its best restoring exit is its value, if the
+    /// job asks for the marks ([`LevelJob::mark_exits`]).
+    exit_best: Option<Vec<AtomicBool>>,
 }
 
 impl<K: Solve> Level<'_, K> {
@@ -107,8 +119,17 @@ impl<K: Solve> Level<'_, K> {
     /// values.
     fn finish(&self, batch: &[Pending]) {
         for pending in batch {
-            let value = pending.value(|_, child| self.child_value(child));
-            self.values[pending.at as usize].store(value as i8, Relaxed);
+            let at = pending.at as usize;
+            let value = match &self.exit_best {
+                Some(marks) => {
+                    let (value, exit_best) =
+                        pending.value_and_exit_best(|child| self.child_value(child));
+                    marks[at].store(exit_best, Relaxed);
+                    value
+                }
+                None => pending.value(|_, child| self.child_value(child)),
+            };
+            self.values[at].store(value as i8, Relaxed);
         }
     }
 

@@ -105,7 +105,13 @@ impl<E: Exchange> Strategy for Retrograde<E> {
         if n == 0 {
             (job.progress)(count);
         }
-        Ok(state.into_solution(n))
+        let mut solution = state.into_solution(n);
+        if job.rules.variant().gives_extra_turns() {
+            // The best exits marked may be extra turns, which restore
+            // nothing: the marks would free entries no reader restores.
+            solution.exit_best = None;
+        }
+        Ok(solution)
     }
 }
 

@@ -58,6 +58,7 @@ fn assert_sharded_equals_local<K: Solve>(rules: Rules, max: u32) {
             progress: &|_| {},
             checkpoints: None,
             interrupt: None,
+            mark_exits: false,
         };
         let solution = strategy.solve(&job).unwrap();
         assert_eq!(

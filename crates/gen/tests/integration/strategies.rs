@@ -24,6 +24,7 @@ fn solve_with<K: Solve>(strategy: &impl Strategy, rules: &Rules, max: u32) -> Ve
             },
             checkpoints: None,
             interrupt: None,
+            mark_exits: false,
         };
         let solution = strategy.solve(&job).unwrap();
         lower.push(solution.symbols.clone());

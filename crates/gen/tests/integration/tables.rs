@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use mancala_core::{advance, rank, Cycles, LevelIndex, Position, Rules, Successors, Variant};
 use mancala_format::{
-    histogram, level_file_name, EncodedTable, Encoding, Even, FormatError, Header, Levels, Table,
-    TableFile, TableId, MAGIC,
+    histogram, level_file_name, EncodedTable, Encoding, EntryReader, Even, FormatError, Header,
+    Levels, Table, TableFile, TableId, MAGIC,
 };
 use mancala_gen::{build, solve_in_memory, BuildError, BuildOptions, LevelReport, Quiet};
 use mancala_probe::{Error, Tablebase};
@@ -113,6 +113,13 @@ fn assert_tablebase_matches(tb: &Tablebase, rules: &Rules, solved: &Solved, max:
                     assert!(moves.is_empty(), "{pos}: terminal but has move values");
                 }
                 Successors::Moves(list) => {
+                    // One read of the cache for every child is the same
+                    // as a read for each.
+                    let mut entries = vec![0; list.len()];
+                    EntryReader::child_entries(tb, &list, &mut entries).unwrap();
+                    for (m, &entry) in list.iter().zip(&entries) {
+                        assert_eq!(entry, EntryReader::entry(tb, &m.child).unwrap(), "{pos}");
+                    }
                     assert_eq!(moves.len(), list.len(), "{pos}: one value per legal move");
                     for (mv, m) in moves.iter().zip(list.iter()) {
                         assert_eq!(mv.pit, m.pit, "{pos}: moves in pit order");
@@ -165,16 +172,13 @@ fn probes_agree_with_the_in_memory_solver() {
             assert_eq!(report.bytes, fs::metadata(&path).unwrap().len());
             let t = open(&path, &rules, n).unwrap();
             t.check_file_checksum().unwrap();
-            // Oware-family tables leave out values their restoring moves give:
-            // their entries may be lower, and the values come back.
+            // Compact tables, of every rule set, leave out values their
+            // restoring moves give: their entries may be lower, and the
+            // values come back.
             let entries = t.decode_all().unwrap();
             let h = t.header();
-            let compact = h.encoding == Encoding::Compact;
-            assert_eq!(compact, rules.variant().only_captures_leave_level());
+            assert_eq!(h.encoding, Encoding::Compact, "{} level {n}", rules.id());
             assert!(entries.iter().zip(values).all(|(e, v)| e <= v));
-            if !compact {
-                assert_eq!(entries, values, "{} level {n}", rules.id());
-            }
             let decoded = t.decode_entries(&solved).unwrap();
             assert_eq!(decoded, values, "{} level {n}", rules.id());
             assert_eq!((h.level, h.positions), (n, values.len() as u64));
@@ -204,24 +208,27 @@ fn probes_agree_with_the_in_memory_solver() {
     }
 }
 
-/// The retrograde solver (the strategy that marks best exits, in every
-/// rule set) marks exactly the positions worth their best exit
-/// (recomputed here from the levels below), and a compact table frees
-/// exactly those and, in the Oware family, the positions whose value a
-/// same-level restoring move gives: any move if no move leads to the
-/// position, else a move to a position with fewer stones on the (new)
-/// mover's side, or as many and a lower rank.
+/// The solver (thresholds in the Oware family, one pass in Kalah) marks
+/// exactly the positions worth their best restoring exit, a move that
+/// leaves the level without an extra turn (recomputed here from the
+/// levels below), and a compact table frees exactly those and the
+/// positions whose value a same-level restoring move gives: in Kalah any
+/// same-level move; in the Oware family any move if no move leads to the position,
+/// else a move to a position with fewer stones on the (new) mover's side,
+/// or as many and a lower rank.
 #[test]
 fn the_solver_and_writer_free_exactly_the_entries_a_reader_restores() {
     use mancala_format::free_entries;
-    use mancala_gen::{LevelJob, Retrograde, Strategy};
+    use mancala_gen::{LevelJob, OnePass, Retrograde, Strategy};
     let cases = [
         (rules(Variant::Oware, 6), 8),
         (rules(Variant::Awari, 3), 9),
         (rules(Variant::Wari, 2), 12),
         (rules(Variant::Kalah, 3), 9),
+        (rules(Variant::Kalah, 4).with_empty_capture(false), 9),
     ];
     for (rules, max) in cases {
+        let acyclic = !rules.variant().can_cycle();
         let mut lower = Solved::new();
         for n in 0..=max {
             let job = LevelJob {
@@ -231,8 +238,19 @@ fn the_solver_and_writer_free_exactly_the_entries_a_reader_restores() {
                 progress: &|_| {},
                 checkpoints: None,
                 interrupt: None,
+                mark_exits: true,
             };
-            let solution = Retrograde::local().solve(&job).unwrap();
+            let by_thresholds = Retrograde::local().solve(&job).unwrap();
+            let solution = if acyclic {
+                // Thresholds mark best exits, extra turns included, which
+                // restore nothing: they leave Kalah levels unmarked.
+                assert!(by_thresholds.exit_best.is_none());
+                let one_pass = OnePass.solve(&job).unwrap();
+                assert_eq!(one_pass.symbols, by_thresholds.symbols);
+                one_pass
+            } else {
+                by_thresholds
+            };
             let values = &solution.symbols;
             let positions = level_positions(rules.pits(), n);
             let mut exit_best = Vec::new();
@@ -243,7 +261,7 @@ fn the_solver_and_writer_free_exactly_the_entries_a_reader_restores() {
                     Successors::Moves(moves) => {
                         let best_exit = moves
                             .iter()
-                            .filter(|m| m.leaves_level())
+                            .filter(|m| m.leaves_level() && !m.extra_turn)
                             .map(|m| m.value_given_child(lower.value(&m.child)))
                             .max();
                         let nobody_moves_here =
@@ -253,7 +271,7 @@ fn the_solver_and_writer_free_exactly_the_entries_a_reader_restores() {
                             let lower_order = (child.mover_stones(), rank(child))
                                 < (pos.mover_stones(), rank(pos));
                             !m.leaves_level()
-                                && (nobody_moves_here || lower_order)
+                                && (acyclic || nobody_moves_here || lower_order)
                                 && m.value_given_child(values[rank(child) as usize] as i32)
                                     == value as i32
                         });
@@ -265,10 +283,8 @@ fn the_solver_and_writer_free_exactly_the_entries_a_reader_restores() {
             }
             let solver_exit_best = solution.exit_best.as_deref().unwrap();
             assert_eq!(solver_exit_best, exit_best, "{} level {n}", rules.id());
-            if Encoding::Compact.applies_to(&rules) {
-                let found = free_entries(&rules, n, values, solver_exit_best);
-                assert_eq!(found, free, "{} level {n}", rules.id());
-            }
+            let found = free_entries(&rules, n, values, solver_exit_best);
+            assert_eq!(found, free, "{} level {n}", rules.id());
             lower.push(solution.symbols);
         }
     }
@@ -1169,6 +1185,7 @@ fn an_interrupted_level_resumes_from_its_checkpoint() {
             progress,
             checkpoints: Some(&checkpoints),
             interrupt: None,
+            mark_exits: false,
         };
         Retrograde::local().solve(&job).unwrap()
     };
