@@ -101,7 +101,10 @@ fn rank_summary(rank: usize, reports: &[mancala_gen::RankReport]) -> String {
     let sent: u64 = built.iter().map(|r| r.sent_bytes).sum();
     let exchange: f64 = built.iter().map(|r| r.exchange_seconds).sum();
     let solving: f64 = built.iter().map(|r| r.level.seconds).sum();
-    let peak = reports.iter().filter_map(|r| r.level.peak_rss_bytes).max();
+    let peak = reports
+        .iter()
+        .filter_map(|r| r.level.usage.peak_rss_bytes)
+        .max();
     format!(
         "rank {rank}: {owned} positions owned, {sent} bytes sent ({:.2} bytes/position), {exchange:.2} s of {solving:.2} s in exchanges, peak RSS {}",
         sent as f64 / owned.max(1) as f64,

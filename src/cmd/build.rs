@@ -60,9 +60,9 @@ pub struct BuildArgs {
     scratch: Option<PathBuf>,
 }
 
-const SUMMARY_HEADER: &str = "level      positions   seconds   positions/s         bytes  bits/pos          won        drawn         lost   peak RSS";
+const SUMMARY_HEADER: &str = "level      positions   seconds   positions/s         bytes  bits/pos          won        drawn         lost   peak RSS  anon peak       read    written";
 
-const FORCED_SUMMARY_HEADER: &str = "level      positions   seconds   positions/s         bytes  bits/pos        exact   exact %   peak RSS";
+const FORCED_SUMMARY_HEADER: &str = "level      positions   seconds   positions/s         bytes  bits/pos        exact   exact %   peak RSS  anon peak       read    written";
 
 pub fn run(args: BuildArgs) -> Result<bool> {
     let rules = args.rules.rules()?;
@@ -111,14 +111,19 @@ pub fn run(args: BuildArgs) -> Result<bool> {
     // Each level reports its own peak; the build's is the largest of them.
     let peak = reports
         .iter()
-        .filter_map(|r| r.peak_rss_bytes)
+        .filter_map(|r| r.usage.peak_rss_bytes)
         .chain(mancala_gen::peak_rss_bytes())
         .max();
+    let anon = reports.iter().filter_map(|r| r.usage.peak_anon_bytes).max();
+    let sum = |of: fn(&LevelReport) -> Option<u64>| reports.iter().filter_map(of).sum::<u64>();
     out!(
-        "total {positions} positions, {bytes} bytes ({:.3} bits/position), {built:.2} s solving, {:.2} s wall, peak RSS {}",
+        "total {positions} positions, {bytes} bytes ({:.3} bits/position), {built:.2} s solving, {:.2} s wall, peak RSS {} (anonymous {}), {} read and {} written",
         8.0 * bytes as f64 / positions as f64,
         start.elapsed().as_secs_f64(),
-        peak.map_or("unknown".into(), mebibytes)
+        peak.map_or("unknown".into(), mebibytes),
+        anon.map_or("unknown".into(), mebibytes),
+        mebibytes(sum(|r| r.usage.read_bytes)),
+        mebibytes(sum(|r| r.usage.written_bytes)),
     );
     for line in rank_lines {
         out!("{line}");
@@ -220,15 +225,19 @@ fn summary_row(r: &LevelReport) -> String {
     } else {
         format!("{:.0}", r.positions as f64 / r.seconds)
     };
-    let rss = r.peak_rss_bytes.map_or("-".to_string(), mebibytes);
+    let mib = |bytes: Option<u64>| bytes.map_or("-".to_string(), mebibytes);
+    let u = &r.usage;
     format!(
-        "{:>5} {:>14} {:>9.2} {:>13} {:>13} {:>9.3} {outcomes} {:>10}",
+        "{:>5} {:>14} {:>9.2} {:>13} {:>13} {:>9.3} {outcomes} {:>10} {:>10} {:>10} {:>10}",
         r.level,
         r.positions,
         r.seconds,
         rate,
         r.bytes,
         8.0 * r.bytes as f64 / r.positions as f64,
-        rss
+        mib(u.peak_rss_bytes),
+        mib(u.peak_anon_bytes),
+        mib(u.read_bytes),
+        mib(u.written_bytes),
     )
 }

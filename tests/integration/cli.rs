@@ -138,6 +138,20 @@ fn build_prints_a_summary() {
             .is_file());
     }
     assert!(out.contains("total 646646 positions"), "{out}");
+    // Each row ends with the level's peak RSS, anonymous peak and storage
+    // traffic, in MiB (Linux), as the header says.
+    let header = out.lines().find(|l| l.starts_with("level")).unwrap();
+    assert!(
+        header.ends_with("peak RSS  anon peak       read    written"),
+        "{header}"
+    );
+    if cfg!(target_os = "linux") {
+        let top = out.lines().find(|l| l.starts_with("   10 ")).unwrap();
+        let fields: Vec<&str> = top.split_whitespace().collect();
+        let mib: Vec<&str> = fields[fields.len() - 8..].to_vec();
+        assert_eq!(mib.iter().filter(|&&f| f == "MiB").count(), 4, "{top}");
+        assert!(out.contains("(anonymous "), "{out}");
+    }
     // A second run reuses every level.
     let again = ok(&["build", "--rules", "oware", "--stones", "10", "--dir", path]);
     assert_eq!(again.matches("reused").count(), 11, "{again}");

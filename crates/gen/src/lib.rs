@@ -32,9 +32,9 @@ mod exchange;
 mod forced;
 mod lock;
 mod pipeline;
-mod rss;
 mod solve;
 mod strategy;
+mod usage;
 
 pub use checkpoint::Checkpoints;
 pub use cluster::{all_gather, build_across, InProcess, RankReport, Split, Transport};
@@ -47,6 +47,6 @@ pub use pipeline::{
     build, solve_in_memory, solve_level, BuildObserver, BuildOptions, LevelReport, Quiet,
     CHECKPOINT_DIR, DEFAULT_CHECKPOINT_EVERY, SCRATCH_DIR,
 };
-pub use rss::peak_rss_bytes;
 pub use solve::{LevelState, Solution, Solve};
 pub use strategy::{LevelJob, OnePass, Retrograde, Strategy};
+pub use usage::{peak_rss_bytes, Usage};

@@ -18,9 +18,9 @@ use mancala_format::{
 use crate::checkpoint::Checkpoints;
 use crate::error::BuildError;
 use crate::lock;
-use crate::rss::{peak_rss_bytes, reset_peak_rss};
 use crate::solve::{Solution, Solve};
 use crate::strategy::{LevelJob, OnePass, Retrograde, Strategy};
+use crate::usage::{peak_rss_bytes, Metering, Usage};
 
 /// Subdirectory of a rule set's tables holding the build's scratch files.
 pub const SCRATCH_DIR: &str = "scratch";
@@ -149,9 +149,10 @@ pub struct LevelReport {
     pub exact: Option<u64>,
     /// The file was present and valid, so it was not rebuilt.
     pub reused: bool,
-    /// Peak resident memory while the level was built (the process's peak so
-    /// far for a reused level), where the OS tells it.
-    pub peak_rss_bytes: Option<u64>,
+    /// What building the level cost the machine, where the OS tells it
+    /// (for a reused level: nothing read or written, and the process's
+    /// peak so far).
+    pub usage: Usage,
 }
 
 impl LevelReport {
@@ -355,12 +356,23 @@ pub(crate) fn valid_table<K: Solve>(rules: &Rules, dir: &Path, n: u32) -> Option
 }
 
 pub(crate) fn reused_report<K: Solve>(table: &Table<K>) -> LevelReport {
-    level_report(table.header(), 0.0, table.bytes(), true)
+    let usage = Usage {
+        peak_rss_bytes: peak_rss_bytes(),
+        ..Usage::default()
+    };
+    level_report(table.header(), 0.0, table.bytes(), usage, true)
 }
 
 /// The report of the level `header` describes, stored in `bytes` after
-/// `seconds` of work (`reused`: none, the file was present).
-pub(crate) fn level_report(header: &Header, seconds: f64, bytes: u64, reused: bool) -> LevelReport {
+/// `seconds` of work that cost `usage` (`reused`: none, the file was
+/// present).
+pub(crate) fn level_report(
+    header: &Header,
+    seconds: f64,
+    bytes: u64,
+    usage: Usage,
+    reused: bool,
+) -> LevelReport {
     LevelReport {
         level: header.level,
         positions: header.positions,
@@ -370,7 +382,7 @@ pub(crate) fn level_report(header: &Header, seconds: f64, bytes: u64, reused: bo
         exact: header.exact_positions(),
         histogram: header.histogram.clone(),
         reused,
-        peak_rss_bytes: peak_rss_bytes(),
+        usage,
     }
 }
 
@@ -385,7 +397,7 @@ fn build_level<K: Solve>(
     let rules = &options.rules;
     let positions = LevelIndex::new(rules.pits(), n).count();
     observer.level_started(n, positions, 2 * positions);
-    reset_peak_rss();
+    let metering = Metering::start();
     let start = Instant::now();
     let checkpoints = options.checkpoint_every.map(|every| Checkpoints {
         dir: dir.join(CHECKPOINT_DIR),
@@ -405,7 +417,8 @@ fn build_level<K: Solve>(
     if let Some(c) = &checkpoints {
         c.remove(n);
     }
-    let report = level_report(&header, start.elapsed().as_secs_f64(), bytes, false);
+    let seconds = start.elapsed().as_secs_f64();
+    let report = level_report(&header, seconds, bytes, metering.finish(), false);
     Ok((report, solution.symbols))
 }
 

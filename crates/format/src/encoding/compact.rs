@@ -345,10 +345,15 @@ impl Contexts for MoverContexts {
 
     fn walk(&self, first: u64) -> MoverWalk {
         let pos = (first < self.index.count()).then(|| self.index.unrank(first));
+        let reaching = match &pos {
+            Some(pos) if self.extra_turns => Some(reaching_pits(pos, pos.pits())),
+            _ => None,
+        };
         MoverWalk {
             mover: pos.as_ref().map_or(0, |p| p.mover_stones()),
             pos,
-            extra_turns: self.extra_turns,
+            stones: self.index.stones(),
+            reaching,
         }
     }
 }
@@ -360,22 +365,26 @@ pub struct MoverWalk {
     pos: Option<Position>,
     /// Its mover's stones, kept up to date as the walk steps.
     mover: u32,
-    /// Whether the feature says if a move gives an extra turn.
-    extra_turns: bool,
+    /// The level's stones: a position with all of them on the mover's side
+    /// is over.
+    stones: u32,
+    /// Where moves give extra turns, its mover's pits whose move does (bit
+    /// `i` for pit `i`), kept up to date as the walk steps.
+    reaching: Option<u32>,
 }
 
-/// Whether a Kalah move of `pos` gives an extra turn: its last seed falls
-/// into the store, `pits − i` slots on from pit `i`, on some lap of the
-/// `2 · pits + 1` slots a sowing passes (the opponent's store skipped).
-/// Not inlined: the walk of the Oware family, which never asks, stays a
-/// tight loop.
-#[inline(never)]
-fn has_extra_turn(pos: &Position) -> bool {
+/// The pits `0..end` of the mover's row of `pos` whose move gives an
+/// extra turn (bit `i` for pit `i`): the last seed falls into the store,
+/// `pits − i` slots on from pit `i`, on some lap of the `2 · pits + 1`
+/// slots a sowing passes (the opponent's store skipped).
+#[inline]
+fn reaching_pits(pos: &Position, end: usize) -> u32 {
     let pits = pos.pits();
     let ring = 2 * pits as u32 + 1;
-    (0..pits).any(|i| {
-        let seeds = pos.get(i);
-        seeds > 0 && seeds % ring == (pits - i) as u32
+    (0..end).fold(0, |mask, i| {
+        let (seeds, store) = (pos.get(i), (pits - i) as u32);
+        let reaches = seeds == store || (seeds > ring && seeds % ring == store);
+        mask | (reaches as u32) << i
     })
 }
 
@@ -386,15 +395,23 @@ impl Iterator for MoverWalk {
     fn next(&mut self) -> Option<usize> {
         let pos = self.pos.as_mut()?;
         let mut feature = self.mover.min(MOVER_CAP) as usize;
-        if self.extra_turns && has_extra_turn(pos) {
+        if self.reaching.is_some_and(|r| r != 0) && self.mover < self.stones {
             feature += MOVER_FEATURES;
         }
-        match mancala_core::advance_at(pos) {
+        let pits = pos.pits();
+        let stepped = mancala_core::advance_at(pos);
+        if let (Some(reaching), Some(pit)) = (&mut self.reaching, stepped) {
+            // Pits `0..=pit + 1` changed: the mover's row up to there, or
+            // all of it.
+            let changed = (pit + 2).min(pits);
+            *reaching = (*reaching >> changed << changed) | reaching_pits(pos, changed);
+        }
+        match stepped {
             // Stones moved within the mover's row.
-            Some(pit) if pit + 1 < pos.pits() => {}
+            Some(pit) if pit + 1 < pits => {}
             // The mover's stones gathered in his last pit, and one more
             // from the opponent's first.
-            Some(pit) if pit + 1 == pos.pits() => self.mover += 1,
+            Some(pit) if pit + 1 == pits => self.mover += 1,
             // The mover's stones gathered in the opponent's row.
             Some(_) => self.mover = 0,
             None => self.pos = None,
@@ -548,23 +565,37 @@ fn restore_same_level(
 mod tests {
     use super::*;
 
-    /// A walk from any index yields the capped mover's stones of every
-    /// position from there to the level's end, and nothing after.
+    /// A walk from any index yields the features of every position from
+    /// there to the level's end, and nothing after: the capped mover's
+    /// stones, plus in Kalah whether a move gives an extra turn (asked of
+    /// the rules' own moves, laps of the sowing included).
     #[test]
     fn a_walk_follows_the_index() {
-        for (pits, stones) in [(6, 14), (3, 20), (4, 0)] {
-            let rules = Rules::new(mancala_core::Variant::Oware, pits).unwrap();
+        use mancala_core::Variant;
+        for (variant, pits, stones) in [
+            (Variant::Oware, 6, 14),
+            (Variant::Oware, 3, 20),
+            (Variant::Oware, 4, 0),
+            (Variant::Kalah, 6, 14),
+            (Variant::Kalah, 3, 20),
+            (Variant::Kalah, 2, 30),
+        ] {
+            let rules = Rules::new(variant, pits).unwrap();
             let contexts = MoverContexts::new(&rules, stones);
             let index = LevelIndex::new(pits, stones);
             let count = index.count();
+            let feature = |at: u64| {
+                let pos = index.unrank(at);
+                let mut extra = false;
+                rules.for_each_move(&pos, |m| extra |= m.extra_turn);
+                pos.mover_stones().min(MOVER_CAP) as usize + MOVER_FEATURES * extra as usize
+            };
             for first in [0, 1, count / 3, count - 1] {
                 let walked: Vec<usize> = contexts.walk(first).collect();
-                let expected: Vec<usize> = (first..count)
-                    .map(|at| index.unrank(at).mover_stones().min(MOVER_CAP) as usize)
-                    .collect();
+                let expected: Vec<usize> = (first..count).map(feature).collect();
                 assert_eq!(
                     walked, expected,
-                    "{pits} pits, {stones} stones from {first}"
+                    "{variant} {pits} pits, {stones} stones from {first}"
                 );
                 assert!(walked.iter().all(|&f| f < contexts.features()));
             }

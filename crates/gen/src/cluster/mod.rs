@@ -48,8 +48,8 @@ use crate::lock;
 use crate::pipeline::{
     level_report, prepare, reused_report, survey, BuildObserver, BuildOptions, LevelReport,
 };
-use crate::rss::reset_peak_rss;
 use crate::solve::Solve;
+use crate::usage::Metering;
 use compress::Compressed;
 use shares::LowerShares;
 use solve::LevelAcross;
@@ -294,7 +294,7 @@ fn solve_and_write<K: Solve>(
     let range = split.range(rank);
     let owned = range.end - range.start;
     observer.level_started(n, count, 2 * count);
-    reset_peak_rss();
+    let metering = Metering::start();
     let start = Instant::now();
     // Rank 0 shows its own progress, scaled to the level.
     let reported = std::sync::atomic::AtomicU64::new(0);
@@ -330,6 +330,7 @@ fn solve_and_write<K: Solve>(
     if rank == 0 && done < 2 * count {
         observer.advanced(2 * count - done);
     }
-    let report = level_report(&header, start.elapsed().as_secs_f64(), bytes, false);
+    let seconds = start.elapsed().as_secs_f64();
+    let report = level_report(&header, seconds, bytes, metering.finish(), false);
     Ok((report, symbols))
 }
