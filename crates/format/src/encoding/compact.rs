@@ -14,8 +14,8 @@
 //! child's entry bounds from below only, so a search could not cut it off.
 //! The other moves restore ([`Restoring`]):
 //!
-//! - where levels cannot cycle (Kalah, [`mancala_core::Variant::can_cycle`]), every one
-//!   of them;
+//! - where levels cannot cycle (Kalah,
+//!   [`mancala_core::Variant::can_cycle`]), every one of them;
 //! - in the Oware family, every legal move if no move leads to `p`, and
 //!   otherwise the moves that leave the level (captures) and the moves
 //!   that *descend*: they leave the new mover fewer stones on his side
