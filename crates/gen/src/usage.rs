@@ -31,10 +31,8 @@ fn anon_rss_bytes() -> Option<u64> {
 }
 
 /// A `kB` field of `/proc/self/status`.
-fn status_kib(field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with(field))?;
-    line.split_whitespace().nth(1)?.parse().ok()
+fn status_kib(name: &str) -> Option<u64> {
+    field(&std::fs::read_to_string("/proc/self/status").ok()?, name)
 }
 
 /// Bytes this process has had read from and written to storage (Linux
@@ -42,11 +40,13 @@ fn status_kib(field: &str) -> Option<u64> {
 /// files included.
 fn storage_bytes() -> Option<(u64, u64)> {
     let io = std::fs::read_to_string("/proc/self/io").ok()?;
-    let field = |name: &str| -> Option<u64> {
-        let line = io.lines().find(|l| l.starts_with(name))?;
-        line.split_whitespace().nth(1)?.parse().ok()
-    };
-    Some((field("read_bytes:")?, field("write_bytes:")?))
+    Some((field(&io, "read_bytes:")?, field(&io, "write_bytes:")?))
+}
+
+/// The number after `name` on its line of a `/proc` file's `text`.
+fn field(text: &str, name: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(name))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// What one level cost.

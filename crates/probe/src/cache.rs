@@ -78,19 +78,13 @@ impl BlockCache {
     /// Copies the symbols at `offset` of block `key` into `out`, if the
     /// block is held.
     #[inline]
-    pub(crate) fn read(&self, (level, block): BlockKey, offset: usize, out: &mut [i8]) -> bool {
+    pub(crate) fn read(&self, key: BlockKey, offset: usize, out: &mut [i8]) -> bool {
         let pool = self.pool.read().unwrap_or_else(|e| e.into_inner());
-        let Some(level) = pool.levels.get(level as usize) else {
-            return false;
-        };
-        let Some(Some(values)) = level.blocks.get(block as usize) else {
+        let Some(values) = pool.block(key) else {
             return false;
         };
         out.copy_from_slice(&values[offset..offset + out.len()]);
-        let (word, bit) = (block as usize / 64, 1u64 << (block % 64));
-        if level.referenced[word].load(Relaxed) & bit == 0 {
-            level.referenced[word].fetch_or(bit, Relaxed);
-        }
+        pool.mark_read(key);
         true
     }
 
@@ -100,22 +94,14 @@ impl BlockCache {
     #[inline]
     pub(crate) fn read_firsts(&self, wanted: &[(BlockKey, usize)], out: &mut [Option<i8>]) {
         let pool = self.pool.read().unwrap_or_else(|e| e.into_inner());
-        for (&((level, block), offset), out) in wanted.iter().zip(out) {
-            *out = pool
-                .levels
-                .get(level as usize)
-                .and_then(|level| level.blocks.get(block as usize))
-                .and_then(|values| values.as_ref())
-                .map(|values| values[offset]);
+        for (&(key, offset), out) in wanted.iter().zip(&mut *out) {
+            *out = pool.block(key).map(|values| values[offset]);
         }
-        for &((level, block), _) in wanted {
-            if let Some(level) = pool.levels.get(level as usize) {
-                if let Some(word) = level.referenced.get(block as usize / 64) {
-                    let bit = 1u64 << (block % 64);
-                    if word.load(Relaxed) & bit == 0 {
-                        word.fetch_or(bit, Relaxed);
-                    }
-                }
+        // Marked after every read is issued, so that no atomic update
+        // stands between the loads.
+        for (&(key, _), found) in wanted.iter().zip(&*out) {
+            if found.is_some() {
+                pool.mark_read(key);
             }
         }
     }
@@ -149,31 +135,50 @@ impl BlockCache {
 
     /// Whether block `key` is held.
     #[cfg(test)]
-    fn holds(&self, (level, block): BlockKey) -> bool {
-        let pool = self.pool.read().unwrap();
-        pool.levels
-            .get(level as usize)
-            .and_then(|l| l.blocks.get(block as usize))
-            .is_some_and(Option::is_some)
+    fn holds(&self, key: BlockKey) -> bool {
+        self.pool.read().unwrap().block(key).is_some()
     }
 }
 
+/// Where block `block`'s reference bit is: its word, and the bit in it.
+fn bit_of(block: u64) -> (usize, u64) {
+    (block as usize / 64, 1 << (block % 64))
+}
+
 impl Pool {
+    /// The decoded symbols of block `key`, if held.
+    #[inline]
+    fn block(&self, (level, block): BlockKey) -> Option<&[i8]> {
+        let values = self
+            .levels
+            .get(level as usize)?
+            .blocks
+            .get(block as usize)?;
+        values.as_deref()
+    }
+
+    /// Sets the reference bit of block `key`, which is held. Only a bit not
+    /// set yet is written, so that hits on blocks already marked leave the
+    /// bitmap's cache line shared between cores.
+    #[inline]
+    fn mark_read(&self, (level, block): BlockKey) {
+        let (word, bit) = bit_of(block);
+        let word = &self.levels[level as usize].referenced[word];
+        if word.load(Relaxed) & bit == 0 {
+            word.fetch_or(bit, Relaxed);
+        }
+    }
+
     fn keep(&mut self, key: BlockKey, blocks: u64, values: Box<[i8]>) {
         let len = values.len();
-        let (level, block) = (key.0 as usize, key.1 as usize);
-        let held_already = self
-            .levels
-            .get(level)
-            .and_then(|l| l.blocks.get(block))
-            .is_some_and(Option::is_some);
-        if len > self.capacity || held_already {
+        if len > self.capacity || self.block(key).is_some() {
             // Too large to hold, or kept by another thread meanwhile.
             return;
         }
         while self.held + len > self.capacity {
             self.evict_one();
         }
+        let (level, block) = (key.0 as usize, key.1 as usize);
         if self.levels.len() <= level {
             self.levels.resize_with(level + 1, Default::default);
         }
@@ -185,8 +190,8 @@ impl Pool {
                 .collect();
         }
         level.blocks[block] = Some(values);
-        level.referenced[block / 64].fetch_or(1 << (block % 64), Relaxed);
         self.clock.push(key);
+        self.mark_read(key);
         self.held += len;
     }
 
@@ -200,7 +205,7 @@ impl Pool {
             }
             let (level, block) = self.clock[self.hand];
             let level = &mut self.levels[level as usize];
-            let (word, bit) = (block as usize / 64, 1u64 << (block % 64));
+            let (word, bit) = bit_of(block);
             if level.referenced[word].fetch_and(!bit, Relaxed) & bit != 0 {
                 self.hand += 1;
                 continue;

@@ -41,18 +41,16 @@ impl Strategy for OnePass {
         );
         let pits = job.rules.pits();
         let rows = Rows::of_level(pits, n);
+        let index = LevelIndex::new(pits, n);
+        let count = index.count();
         let level = Level {
             rules: job.rules,
-            index: LevelIndex::new(pits, n),
+            index,
             lower: job.lower,
-            values: (0..LevelIndex::new(pits, n).count())
-                .map(|_| AtomicI8::new(UNSOLVED))
-                .collect(),
-            exit_best: job.mark_exits.then(|| {
-                (0..LevelIndex::new(pits, n).count())
-                    .map(|_| AtomicBool::new(false))
-                    .collect()
-            }),
+            values: (0..count).map(|_| AtomicI8::new(UNSOLVED)).collect(),
+            exit_best: job
+                .mark_exits
+                .then(|| (0..count).map(|_| AtomicBool::new(false)).collect()),
         };
         for distance in 0..=largest_distance(pits, n) {
             if job.interrupted() {
