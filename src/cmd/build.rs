@@ -41,9 +41,9 @@ pub struct BuildArgs {
     /// README's "Performance" has the figures).
     #[arg(long, default_value = "full", value_parser = parse_encoding)]
     encoding: Encoding,
-    /// Positions per compressed block (default: 512 for full tables, 2048
-    /// for compact ones). Smaller blocks make probes faster and files
-    /// larger.
+    /// Positions per compressed block (default: what the tables already
+    /// present use, else 768 for full tables and 2048 for compact ones).
+    /// Smaller blocks make cold probes faster and files larger.
     #[arg(long)]
     block_size: Option<u32>,
     /// Save a long level's progress this often (minutes; 0 = never), so a

@@ -15,11 +15,11 @@ use std::process::Output;
 use std::time::{Duration, Instant};
 
 use mancala_core::Cycles;
-use mancala_format::{level_file_name, tables_dir};
+use mancala_format::{level_file_name, tables_dir, Even, Table};
 use mancala_gen::LOCK_FILE;
 use serde_json::Value as Json;
 
-use crate::cli::{built, fails, json_lines, oware, stderr, stdout, with_stdin_bytes};
+use crate::cli::{built, fails, json_lines, ok, oware, stderr, stdout, with_stdin_bytes};
 use crate::{mancala_tb, Served};
 
 /// Neither a panic, an abort nor a signal: a clean exit with `code`.
@@ -88,17 +88,18 @@ fn advice_fits_the_machine() {
 /// A damaged block fails the positions that need it, and only them.
 #[test]
 fn a_damaged_block_fails_only_the_positions_that_need_it() {
-    let (dir, path) = built(6);
-    let (intact, intact_path) = built(6);
-    let file = tables_dir(dir.path(), &oware(), Cycles::Even).join(level_file_name(6));
+    let (dir, path) = built(8);
+    let (intact, intact_path) = built(8);
+    let file = tables_dir(dir.path(), &oware(), Cycles::Even).join(level_file_name(8));
     let mut bytes = fs::read(&file).unwrap();
-    // A byte in the middle of the data: one block of 512 positions.
+    // A byte in the middle of the data: one block of 768 positions
+    // (of 99).
     let middle = bytes.len() / 2;
     bytes[middle] ^= 0x20;
     fs::write(&file, bytes).unwrap();
-    let index = mancala_core::LevelIndex::new(6, 6);
+    let index = mancala_core::LevelIndex::new(6, 8);
     let mut input = Vec::new();
-    for at in (0..index.count()).step_by(7) {
+    for at in (0..index.count()).step_by(41) {
         input.extend_from_slice(index.unrank(at).to_string().as_bytes());
         input.push(b'\n');
     }
@@ -243,12 +244,38 @@ fn options_that_do_not_fit_the_tables_present_are_refused() {
         let mut args = vec!["build", "--stones", "6", "--dir", &path];
         args.extend_from_slice(extra);
         let err = fails(&args);
-        assert!(err.contains("is stored full in blocks of 512"), "{err}");
+        assert!(err.contains("is stored full in blocks of 768"), "{err}");
         assert!(err.contains("--force"), "{err}");
     }
     let mut args = vec!["build", "--stones", "6", "--dir", &path];
     args.extend_from_slice(&["--encoding", "compact", "--force"]);
     assert!(mancala_tb(&args).status.success());
+}
+
+/// A set built with another block size than today's default (an older
+/// version's default, or `--block-size`) grows in its own block size
+/// when none is asked.
+#[test]
+fn a_set_keeps_its_block_size_as_it_grows() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let path = dir.path().to_str().unwrap();
+    ok(&[
+        "build",
+        "--stones",
+        "5",
+        "--block-size",
+        "64",
+        "--dir",
+        path,
+    ]);
+    ok(&["build", "--stones", "7", "--dir", path]);
+    let tables = tables_dir(dir.path(), &oware(), Cycles::Even);
+    for n in 0..=7 {
+        let table = Table::<Even>::open(&tables.join(level_file_name(n)), None).unwrap();
+        assert_eq!(table.header().block_size, 64, "level {n}");
+    }
+    let out = ok(&["verify", "--dir", path]);
+    assert!(out.contains("all tables ok"), "{out}");
 }
 
 /// A file truncated, or rewritten in place, under a running server: the
@@ -341,12 +368,23 @@ fn the_server_bounds_what_clients_can_hold() {
 
 #[test]
 fn small_reports_say_what_they_mean() {
-    let (dir, path) = built(3);
+    let dir = tempfile::TempDir::new().unwrap();
+    let path = dir.path().to_str().unwrap().to_string();
+    ok(&[
+        "build",
+        "--stones",
+        "3",
+        "--block-size",
+        "512",
+        "--dir",
+        &path,
+    ]);
     let out = mancala_tb(&["info", "--json", "--dir", &path]);
     let files = json_lines(&stdout(&out));
     assert_eq!(files.len(), 4);
     // The digest is the one `sha256sum` gives on any machine: the golden
-    // list recorded these same four files elsewhere.
+    // list recorded these same four files elsewhere (in the single crate's
+    // blocks of 512 positions).
     let golden = include_str!("../../crates/gen/tests/golden/golden-full.txt");
     for file in &files {
         let crc = file["crc32"].as_str().expect("a crc32");

@@ -216,6 +216,7 @@ fn build_kind<K: Solve>(
     dir: &Path,
     observer: &dyn BuildObserver,
 ) -> Result<Vec<LevelReport>, BuildError> {
+    let options = &keeping_block_size::<K>(options, dir);
     let Survey {
         present,
         last_to_build,
@@ -267,6 +268,29 @@ fn build_kind<K: Solve>(
         let _ = std::fs::remove_dir(dir.join(CHECKPOINT_DIR));
     }
     Ok(reports)
+}
+
+/// `options` with the block size of the set already in `dir` where none is
+/// asked: the default has changed between versions, and a set built with
+/// an older default must go on growing without `--block-size`. Only a
+/// present level stored in the build's encoding counts; `force` rebuilds
+/// with the default.
+fn keeping_block_size<K: Solve>(options: &BuildOptions, dir: &Path) -> BuildOptions {
+    let mut options = options.clone();
+    if options.block_size.is_some() || options.force {
+        return options;
+    }
+    let encoding = K::stored_encoding(&options.rules, options.encoding);
+    options.block_size = (0..=options.max_stones).find_map(|n| {
+        let expected = TableId {
+            rules: options.rules,
+            level: n,
+        };
+        let table = Table::<K>::open(&level_path(dir, n), Some(expected)).ok()?;
+        let header = table.header();
+        (header.encoding == encoding).then_some(header.block_size)
+    });
+    options
 }
 
 /// What a build finds in its tables' directory.
