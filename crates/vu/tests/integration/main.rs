@@ -1,0 +1,3 @@
+//! The VU layout's tests, in one binary.
+
+mod godel;
