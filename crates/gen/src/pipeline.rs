@@ -275,7 +275,7 @@ fn build_kind<K: Solve>(
 /// an older default must go on growing without `--block-size`. Only a
 /// present level stored in the build's encoding counts; `force` rebuilds
 /// with the default.
-fn keeping_block_size<K: Solve>(options: &BuildOptions, dir: &Path) -> BuildOptions {
+pub(crate) fn keeping_block_size<K: Solve>(options: &BuildOptions, dir: &Path) -> BuildOptions {
     let mut options = options.clone();
     if options.block_size.is_some() || options.force {
         return options;

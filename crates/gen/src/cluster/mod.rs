@@ -46,7 +46,8 @@ use transport::{broadcast, gather_u64};
 use crate::error::BuildError;
 use crate::lock;
 use crate::pipeline::{
-    level_report, prepare, reused_report, survey, BuildObserver, BuildOptions, LevelReport,
+    keeping_block_size, level_report, prepare, reused_report, survey, BuildObserver, BuildOptions,
+    LevelReport,
 };
 use crate::solve::Solve;
 use crate::usage::Metering;
@@ -183,11 +184,18 @@ fn build_kind<K: Solve>(
     } else {
         Ok(None)
     };
-    let (flags, held) = agree(transport, surveyed)?.unwrap_or_default();
+    let (flags, held, block_size) = agree(transport, surveyed)?.unwrap_or_default();
     let present: Vec<bool> = broadcast(transport, flags)
         .iter()
         .map(|&b| b != 0)
         .collect();
+    let block_size = broadcast(transport, block_size.to_le_bytes().to_vec());
+    let block_size =
+        u32::from_le_bytes(block_size[..4].try_into().expect("four bytes from rank 0"));
+    let options = &BuildOptions {
+        block_size: Some(block_size),
+        ..options.clone()
+    };
     let last_to_build = present.iter().rposition(|&p| !p);
     let work: u64 = (0..=options.max_stones)
         .filter(|&n| !present[n as usize])
@@ -237,15 +245,17 @@ fn positions(rules: &Rules, n: u32) -> u64 {
 }
 
 /// Rank 0's look at the tables' directory (created, then surveyed): one
-/// byte per level, whether a valid file of it is present, and the lock if
-/// levels are to be written.
+/// byte per level, whether a valid file of it is present, the lock if
+/// levels are to be written, and the block size (the set's own where none
+/// is asked, as in a one-process build), which every rank then uses.
 fn look_at_directory<K: Solve>(
     options: &BuildOptions,
-) -> Result<(Vec<u8>, Option<lock::DirLock>), BuildError> {
+) -> Result<(Vec<u8>, Option<lock::DirLock>, u32), BuildError> {
     let dir = prepare(options)?;
-    let survey = survey::<K>(options, &dir)?;
+    let options = keeping_block_size::<K>(options, &dir);
+    let survey = survey::<K>(&options, &dir)?;
     let flags = survey.present.iter().map(|t| t.is_some() as u8).collect();
-    Ok((flags, survey.lock))
+    Ok((flags, survey.lock, options.block_size()))
 }
 
 /// A present level: its report, and this rank's share of its symbols if

@@ -111,6 +111,23 @@ fn a_build_across_ranks_resumes_with_another_rank_count() {
     assert!(reports.iter().flatten().all(|r| r.level.reused));
 }
 
+/// A set built with another block size than the default grows across
+/// ranks in its own block size, as it does in one process.
+#[test]
+fn a_build_across_ranks_keeps_the_sets_block_size() {
+    let rules = Rules::new(Variant::Oware, 4).unwrap();
+    let one = tempfile::tempdir().unwrap();
+    let mut single = options(one.path(), rules, 10, Cycles::Even);
+    single.block_size = Some(64);
+    build(&single, &Quiet).unwrap();
+    let many = tempfile::tempdir().unwrap();
+    let mut first = options(many.path(), rules, 6, Cycles::Even);
+    first.block_size = Some(64);
+    build(&first, &Quiet).unwrap();
+    build_with_ranks(2, &options(many.path(), rules, 10, Cycles::Even));
+    assert!(files(&first.dir()) == files(&single.dir()));
+}
+
 /// The compact encoding is refused up front, by every rank alike; a rank
 /// that cannot read a present level fails the job at every rank, naming
 /// it.
