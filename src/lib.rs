@@ -48,8 +48,13 @@ enum Command {
     Query(cmd::query::QueryArgs),
     /// List the tables present: levels, positions, sizes, checksums, values.
     Info(cmd::info::InfoArgs),
-    /// Check checksums and recompute every stored value from the tables.
+    /// Check checksums and recompute every stored value from the tables,
+    /// or compare them with another program's (`--against vu DIR`).
     Verify(cmd::verify::VerifyArgs),
+    /// Write tables in another program's format (the VU Awari database).
+    Export(cmd::export::ExportArgs),
+    /// Read another program's tables (the VU Awari database) into ours.
+    Import(cmd::import::ImportArgs),
     /// Exact value of a start position and a perfect game (tables below,
     /// search above).
     Solve(cmd::solve::SolveArgs),
@@ -68,6 +73,8 @@ pub fn main() -> ExitCode {
         Command::Query(args) => cmd::query::run(args),
         Command::Info(args) => cmd::info::run(args),
         Command::Verify(args) => cmd::verify::run(args),
+        Command::Export(args) => cmd::export::run(args),
+        Command::Import(args) => cmd::import::run(args),
         Command::Solve(args) => cmd::solve::run(args),
         Command::Play(args) => cmd::play::run(args),
         Command::Serve(args) => cmd::serve::run(args),

@@ -60,7 +60,7 @@ pub struct BuildArgs {
     scratch: Option<PathBuf>,
 }
 
-const SUMMARY_HEADER: &str = "level      positions   seconds   positions/s         bytes  bits/pos          won        drawn         lost   peak RSS  anon peak       read    written";
+pub(crate) const SUMMARY_HEADER: &str = "level      positions   seconds   positions/s         bytes  bits/pos          won        drawn         lost   peak RSS  anon peak       read    written";
 
 const FORCED_SUMMARY_HEADER: &str = "level      positions   seconds   positions/s         bytes  bits/pos        exact   exact %   peak RSS  anon peak       read    written";
 
@@ -99,12 +99,19 @@ pub fn run(args: BuildArgs) -> Result<bool> {
     let start = Instant::now();
     let progress = Progress::new();
     let (reports, rank_lines) = job.build(&options, &progress)?;
-    if let Some(bar) = Progress::bar(&progress.total).take() {
-        bar.finish_and_clear();
-    }
+    progress.finish();
     if !leads {
         return Ok(true);
     }
+    print_total(&reports, start)?;
+    for line in rank_lines {
+        out!("{line}");
+    }
+    Ok(true)
+}
+
+/// The summary's last line: the whole build's figures.
+pub(crate) fn print_total(reports: &[LevelReport], start: Instant) -> Result<()> {
     let positions: u64 = reports.iter().map(|r| r.positions).sum();
     let bytes: u64 = reports.iter().map(|r| r.bytes).sum();
     let built: f64 = reports.iter().map(|r| r.seconds).sum();
@@ -125,10 +132,7 @@ pub fn run(args: BuildArgs) -> Result<bool> {
         mebibytes(sum(|r| r.usage.read_bytes)),
         mebibytes(sum(|r| r.usage.written_bytes)),
     );
-    for line in rank_lines {
-        out!("{line}");
-    }
-    Ok(true)
+    Ok(())
 }
 
 fn mebibytes(bytes: u64) -> String {
@@ -137,19 +141,30 @@ fn mebibytes(bytes: u64) -> String {
 
 /// Progress bars with ETAs on stderr, one for the level being solved and
 /// one for the whole build, hidden when stderr is not a terminal; and a
-/// summary row per level on stdout.
-struct Progress {
+/// summary row per level on stdout. An export or a comparison of VU files
+/// shows the level's bar only.
+pub(crate) struct Progress {
     bars: MultiProgress,
     total: Mutex<Option<ProgressBar>>,
     level: Mutex<Option<ProgressBar>>,
 }
 
 impl Progress {
-    fn new() -> Progress {
+    pub(crate) fn new() -> Progress {
         Progress {
             bars: MultiProgress::with_draw_target(ProgressDrawTarget::stderr()),
             total: Mutex::new(None),
             level: Mutex::new(None),
+        }
+    }
+
+    /// Takes the bars off the terminal.
+    pub(crate) fn finish(&self) {
+        for slot in [&self.level, &self.total] {
+            if let Some(bar) = Progress::bar(slot).take() {
+                bar.finish_and_clear();
+                self.bars.remove(&bar);
+            }
         }
     }
 
@@ -203,6 +218,17 @@ impl BuildObserver for Progress {
         self.bars.suspend(|| {
             let _ = writeln!(std::io::stdout(), "{row}");
         });
+    }
+}
+
+impl mancala_vu::Progress for Progress {
+    fn level_started(&self, level: u32, positions: u64) {
+        self.finish();
+        BuildObserver::level_started(self, level, positions, positions);
+    }
+
+    fn advanced(&self, positions: u64) {
+        BuildObserver::advanced(self, positions);
     }
 }
 

@@ -10,6 +10,7 @@ use mancala_format::{dir_name, level_files, rule_sets, tables_dir, Even, Forced}
 use mancala_verify::{verify, LevelCheck, Recompute};
 
 use crate::args::parse_variant;
+use crate::cmd::build::Progress;
 
 #[derive(Args)]
 pub struct VerifyArgs {
@@ -28,9 +29,17 @@ pub struct VerifyArgs {
     /// read, so they may be read-only.
     #[arg(long)]
     scratch: Option<PathBuf>,
+    /// Compare the tables value by value with another program's instead:
+    /// `--against vu DIR` compares the awari tables with the VU Awari
+    /// database's `scores.N` files in DIR.
+    #[arg(long, num_args = 2, value_names = ["FORMAT", "DIR"])]
+    against: Option<Vec<String>>,
 }
 
 pub fn run(args: VerifyArgs) -> Result<bool> {
+    if let Some(against) = &args.against {
+        return against_other(&args, against);
+    }
     let selected: Vec<(Rules, Cycles)> = rule_sets(&args.dir)
         .with_context(|| format!("{}: cannot read the table directory", args.dir.display()))?
         .into_iter()
@@ -100,6 +109,76 @@ fn verify_kind<K: Recompute>(args: &VerifyArgs, rules: &Rules, name: &str) -> Re
         report_check(name, c)
     })?;
     Ok(missing.is_empty() && checks.iter().all(LevelCheck::ok))
+}
+
+/// `verify --against FORMAT DIR`: every level of ours that DIR has too,
+/// compared; whether at least one was and all agree.
+fn against_other(args: &VerifyArgs, against: &[String]) -> Result<bool> {
+    let [format, dir] = against else {
+        bail!("--against takes a format and a directory: --against vu DIR");
+    };
+    if format != "vu" {
+        bail!("--against {format}: unknown format (expected vu)");
+    }
+    if !args.rules.is_empty() && args.rules != [Variant::Awari] {
+        bail!("--against vu compares awari tables: leave out --rules or give --rules awari");
+    }
+    let dir = PathBuf::from(dir);
+    let scratch = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
+    let progress = Progress::new();
+    let compared = mancala_vu::compare(&args.dir, &dir, None, &scratch, &progress);
+    progress.finish();
+    let compared = compared?;
+    let mut agree = true;
+    let mut any = false;
+    for level in compared.iter().filter(|l| l.level >= args.from) {
+        let name = mancala_vu::file_name(level.level);
+        if !level.compared {
+            out!(
+                "awari level {:>3}: no {name} in {}: not compared",
+                level.level,
+                dir.display()
+            );
+            continue;
+        }
+        any = true;
+        agree &= level.agrees();
+        let status = match level.mismatches {
+            0 => "ok".to_string(),
+            n => format!("FAILED: {n} mismatches"),
+        };
+        out!(
+            "awari level {:>3}: {:>14} positions against {name} {status}",
+            level.level,
+            level.positions
+        );
+        for m in &level.first {
+            out!(
+                "    byte {:>12} ({}): ours {}, VU {}",
+                m.number,
+                m.position,
+                m.ours,
+                m.theirs
+            );
+        }
+    }
+    if !any {
+        out!(
+            "verify --against vu: FAILED: no level of {} has a scores.N file in {}",
+            args.dir.display(),
+            dir.display()
+        );
+        return Ok(false);
+    }
+    out!(
+        "{}",
+        if agree {
+            "verify --against vu: every compared level agrees"
+        } else {
+            "verify --against vu: FAILED"
+        }
+    );
+    Ok(agree)
 }
 
 /// `3, 5-7` for levels 3, 5, 6, 7.

@@ -546,6 +546,71 @@ fn awari_matches_the_published_value() {
     assert_answer_matches(&answers[0], &tb, text);
 }
 
+/// The VU Awari database's files: exported from our tables, compared with
+/// them, imported back byte for byte; a damaged file fails the comparison
+/// and the import with the level and the position named.
+#[test]
+fn vu_files_export_compare_and_import() {
+    let dir = TempDir::new().unwrap();
+    let root = dir.path();
+    let (tables, vu, again) = (root.join("t"), root.join("vu"), root.join("again"));
+    let [tables, vu, again] = [&tables, &vu, &again].map(|p| p.to_str().unwrap().to_string());
+    ok(&[
+        "build", "--rules", "awari", "--stones", "10", "--dir", &tables,
+    ]);
+    let out = ok(&["export", "--format", "vu", "--dir", &tables, "--out", &vu]);
+    assert!(out.contains("scores.10"), "{out}");
+    let out = ok(&["verify", "--dir", &tables, "--against", "vu", &vu]);
+    assert_eq!(out.matches(" ok\n").count(), 11, "{out}");
+    assert!(out.contains("every compared level agrees"), "{out}");
+    let out = ok(&["import", "--format", "vu", &vu, "--dir", &again]);
+    assert!(out.contains("verify: levels 0..=10 ok"), "{out}");
+    let (a, b) = (
+        tables_dir(Path::new(&tables), &awari()),
+        tables_dir(Path::new(&again), &awari()),
+    );
+    for n in 0..=10 {
+        let name = level_file_name(n);
+        assert!(
+            fs::read(a.join(&name)).unwrap() == fs::read(b.join(&name)).unwrap(),
+            "level {n}"
+        );
+    }
+    // One byte of level 9 changed by two stones.
+    let file = Path::new(&vu).join("scores.9");
+    let mut bytes = fs::read(&file).unwrap();
+    bytes[4321] = (bytes[4321] as i8 + if bytes[4321] as i8 > 0 { -2 } else { 2 }) as u8;
+    fs::write(&file, bytes).unwrap();
+    let out = mancala_tb(&["verify", "--dir", &tables, "--against", "vu", &vu]);
+    assert!(!out.status.success());
+    let text = stdout(&out);
+    assert!(
+        text.contains("level   9:") && text.contains("FAILED: 1 mismatches"),
+        "{text}"
+    );
+    assert!(text.contains("byte         4321 ("), "{text}");
+    let fresh = root.join("fresh");
+    let out = mancala_tb(&[
+        "import",
+        "--format",
+        "vu",
+        &vu,
+        "--dir",
+        fresh.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    let error = stderr(&out);
+    assert_eq!(error.lines().count(), 1, "{error}");
+    assert!(
+        error.contains("scores.9: byte ") && error.contains("level 9 contradicts"),
+        "{error}"
+    );
+}
+
+fn awari() -> Rules {
+    Rules::new(Variant::Awari, 6).unwrap()
+}
+
 /// How the board view states a value: signed, except an even split.
 fn value_line(value: i32) -> String {
     match value {

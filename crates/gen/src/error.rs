@@ -64,6 +64,11 @@ pub enum BuildError {
         /// What was asked.
         what: String,
     },
+    /// An import's source could not give a level's values
+    /// ([`crate::LevelSource`]): the source's own error, which a caller
+    /// may downcast.
+    #[error(transparent)]
+    Source(Box<dyn std::error::Error + Send + Sync>),
     /// A table file could not be written, or a present one read.
     #[error(transparent)]
     Format(#[from] FormatError),

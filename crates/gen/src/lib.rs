@@ -10,6 +10,8 @@
 //!   [`OnePass`] for those whose levels cannot cycle.
 //! - Even values and forced bounds are two instances of one pipeline
 //!   ([`Solve`]), each with its own state layout ([`LevelState`]).
+//! - [`import`] runs the same pipeline with each level's values read from
+//!   a [`LevelSource`] (another program's tables) instead of solved.
 //!
 //! ```
 //! use mancala_core::{Position, Rules, Variant};
@@ -30,6 +32,7 @@ mod error;
 mod even;
 mod exchange;
 mod forced;
+mod import;
 mod lock;
 mod pipeline;
 mod solve;
@@ -42,6 +45,7 @@ pub use error::BuildError;
 pub use even::EvenState;
 pub use exchange::{Exchange, LocalExchange};
 pub use forced::ForcedState;
+pub use import::{exit_best_marks, import, LevelSource};
 pub use lock::LOCK_FILE;
 pub use pipeline::{
     build, solve_in_memory, solve_level, BuildObserver, BuildOptions, LevelReport, Quiet,

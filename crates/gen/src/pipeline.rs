@@ -193,11 +193,22 @@ pub fn build(
     observer: &dyn BuildObserver,
 ) -> Result<Vec<LevelReport>, BuildError> {
     let dir = prepare(options)?;
+    let rules = options.rules;
     match options.cycles {
-        Cycles::Even => build_kind::<Even>(options, &dir, observer),
-        Cycles::Forced => build_kind::<Forced>(options, &dir, observer),
+        Cycles::Even => build_kind::<Even>(options, &dir, observer, &|job| {
+            strategy_for(&rules).solve(job)
+        }),
+        Cycles::Forced => build_kind::<Forced>(options, &dir, observer, &|job| {
+            strategy_for(&rules).solve(job)
+        }),
     }
 }
+
+/// How the pipeline gets each level it does not find on disk: solved by a
+/// strategy ([`build`]), or read from another program's files
+/// ([`crate::import`]).
+pub(crate) type LevelSolver<'a, K> =
+    dyn Fn(&LevelJob<K>) -> Result<Solution, BuildError> + Sync + 'a;
 
 /// Checks the options and creates the tables' directory.
 pub(crate) fn prepare(options: &BuildOptions) -> Result<PathBuf, BuildError> {
@@ -210,11 +221,13 @@ pub(crate) fn prepare(options: &BuildOptions) -> Result<PathBuf, BuildError> {
     Ok(dir)
 }
 
-/// The levels of one kind, in order, after a [`survey`] of the directory.
-fn build_kind<K: Solve>(
+/// The levels of one kind, in order, after a [`survey`] of the directory,
+/// each level not present got from `solver`.
+pub(crate) fn build_kind<K: Solve>(
     options: &BuildOptions,
     dir: &Path,
     observer: &dyn BuildObserver,
+    solver: &LevelSolver<'_, K>,
 ) -> Result<Vec<LevelReport>, BuildError> {
     let options = &keeping_block_size::<K>(options, dir);
     let Survey {
@@ -252,7 +265,7 @@ fn build_kind<K: Solve>(
                 if options.interrupted() {
                     return Err(BuildError::Interrupted);
                 }
-                let (report, symbols) = build_level(options, dir, n, &solved, observer)?;
+                let (report, symbols) = build_level(options, dir, n, &solved, observer, solver)?;
                 if needed_in_memory {
                     scratch.hold(&mut solved, n, symbols)?;
                 }
@@ -410,13 +423,15 @@ pub(crate) fn level_report(
     }
 }
 
-/// Solves and writes level `n`; returns its report and symbols.
+/// Solves (with `solver`) and writes level `n`; returns its report and
+/// symbols.
 fn build_level<K: Solve>(
     options: &BuildOptions,
     dir: &Path,
     n: u32,
     solved: &Levels<K>,
     observer: &dyn BuildObserver,
+    solver: &LevelSolver<'_, K>,
 ) -> Result<(LevelReport, Vec<i8>), BuildError> {
     let rules = &options.rules;
     let positions = LevelIndex::new(rules.pits(), n).count();
@@ -436,7 +451,7 @@ fn build_level<K: Solve>(
         interrupt: options.interrupt.as_deref(),
         mark_exits: K::stored_encoding(rules, options.encoding) == Encoding::Compact,
     };
-    let solution = strategy_for(rules).solve(&job)?;
+    let solution = solver(&job)?;
     let (header, bytes) = store::<K>(options, dir, n, &solution)?;
     if let Some(c) = &checkpoints {
         c.remove(n);

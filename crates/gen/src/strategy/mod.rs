@@ -53,7 +53,7 @@ pub struct LevelJob<'a, K: Solve> {
 
 impl<K: Solve> LevelJob<'_, K> {
     /// Whether the build has been asked to stop.
-    pub(crate) fn interrupted(&self) -> bool {
+    pub fn interrupted(&self) -> bool {
         self.interrupt.is_some_and(|i| i.load(Relaxed))
     }
 

@@ -219,7 +219,7 @@ fn probes_agree_with_the_in_memory_solver() {
 #[test]
 fn the_solver_and_writer_free_exactly_the_entries_a_reader_restores() {
     use mancala_format::free_entries;
-    use mancala_gen::{LevelJob, OnePass, Retrograde, Strategy};
+    use mancala_gen::{exit_best_marks, LevelJob, OnePass, Retrograde, Strategy};
     let cases = [
         (rules(Variant::Oware, 6), 8),
         (rules(Variant::Awari, 3), 9),
@@ -283,6 +283,8 @@ fn the_solver_and_writer_free_exactly_the_entries_a_reader_restores() {
             }
             let solver_exit_best = solution.exit_best.as_deref().unwrap();
             assert_eq!(solver_exit_best, exit_best, "{} level {n}", rules.id());
+            let found_again = exit_best_marks(&rules, n, values, &lower);
+            assert_eq!(found_again, exit_best, "{} level {n}", rules.id());
             let found = free_entries(&rules, n, values, solver_exit_best);
             assert_eq!(found, free, "{} level {n}", rules.id());
             lower.push(solution.symbols);

@@ -1,3 +1,4 @@
-//! The VU layout's tests, in one binary.
+//! The VU database's tests, in one binary.
 
+mod files;
 mod godel;

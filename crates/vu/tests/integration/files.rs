@@ -1,0 +1,400 @@
+//! Export, import and comparison of VU files, checked with a reader of the
+//! format written here from its description (docs/VU-FORMAT.md), which
+//! shares nothing with the crate's numbering.
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use mancala_core::{rank, Cycles, Position, Rules, Successors, Variant};
+use mancala_format::{level_path, tables_dir, Encoding, Even, Levels, Table};
+use mancala_gen::{build, BuildOptions, Quiet};
+use mancala_vu::{compare, export, import, VuError, FIRST_MISMATCHES};
+use tempfile::TempDir;
+
+/// The levels the Done-when asks for.
+const STONES: u32 = 16;
+
+fn awari() -> Rules {
+    Rules::new(Variant::Awari, 6).unwrap()
+}
+
+/// Awari tables 0–16 and their export, built once for every test.
+struct Fixture {
+    _dir: TempDir,
+    tables: PathBuf,
+    vu: PathBuf,
+}
+
+fn fixture() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        let dir = TempDir::new().unwrap();
+        let tables = dir.path().join("tables");
+        let vu = dir.path().join("vu");
+        build(&BuildOptions::new(&tables, awari(), STONES), &Quiet).unwrap();
+        let exported = export(&tables, None, &vu, dir.path(), &mancala_vu::Quiet).unwrap();
+        assert_eq!(exported.len() as u32, STONES + 1);
+        Fixture {
+            _dir: dir,
+            tables,
+            vu,
+        }
+    })
+}
+
+/// Every position of `n` stones on 12 pits that the VU files number, in
+/// their order, as the format describes it: lexicographic in
+/// `x11, x10, …, x0`, each ascending, leaving out those whose pits 6–11
+/// all hold stones.
+fn for_each_in_vu_order(n: u32, mut visit: impl FnMut(&[u8; 12])) {
+    fn fill(pit: usize, left: u32, cells: &mut [u8; 12], visit: &mut dyn FnMut(&[u8; 12])) {
+        if pit == 0 {
+            cells[0] = left as u8;
+            if cells[6..].contains(&0) {
+                visit(cells);
+            }
+            return;
+        }
+        for seeds in 0..=left {
+            cells[pit] = seeds as u8;
+            fill(pit - 1, left - seeds, cells, visit);
+        }
+    }
+    fill(11, n, &mut [0; 12], &mut visit);
+}
+
+fn position(cells: &[u8; 12]) -> Position {
+    Position::from_rows(&cells[..6], &cells[6..])
+}
+
+/// Our table's values of level `n`, in our index order.
+fn our_values(tables: &Path, n: u32) -> Vec<i8> {
+    let dir = tables_dir(tables, &awari(), Cycles::Even);
+    Table::<Even>::open(&level_path(&dir, n), None)
+        .unwrap()
+        .decode_entries(&Levels::new())
+        .unwrap()
+}
+
+#[test]
+fn an_export_holds_every_value_in_the_vu_order() {
+    let f = fixture();
+    for n in 0..=STONES {
+        let file = fs::read(f.vu.join(format!("scores.{n}"))).unwrap();
+        let ours = our_values(&f.tables, n);
+        let mut at = 0;
+        for_each_in_vu_order(n, |cells| {
+            let pos = position(cells);
+            assert_eq!(
+                file[at] as i8,
+                ours[rank(&pos) as usize],
+                "level {n}, byte {at}: {pos}"
+            );
+            at += 1;
+        });
+        assert_eq!(at, file.len(), "level {n}: one byte per numbered position");
+    }
+}
+
+/// The VU README's check: this position is worth 0, and its six moves −1,
+/// −1, −2, −2, −2 and 0, a move being worth the stones it captures minus
+/// the value its child has in the files.
+#[test]
+fn the_published_test_vector_holds_through_the_exported_files() {
+    let f = fixture();
+    let cells = [1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0];
+    let pos = position(&cells);
+    let Successors::Moves(moves) = awari().successors(&pos) else {
+        panic!("the test position has moves");
+    };
+    let mut wanted: Vec<Position> = moves.iter().map(|m| m.child).collect();
+    wanted.push(pos);
+    let value = read_values(&f.vu, &wanted);
+    assert_eq!(value[&pos], 0);
+    let move_values: Vec<i32> = moves
+        .iter()
+        .map(|m| m.gain as i32 - value[&m.child] as i32)
+        .collect();
+    assert_eq!(moves.len(), 6);
+    assert_eq!(move_values, [-1, -1, -2, -2, -2, 0]);
+}
+
+/// The bytes of `wanted` positions, found by walking their levels' files.
+fn read_values(vu: &Path, wanted: &[Position]) -> HashMap<Position, i8> {
+    let mut found = HashMap::new();
+    let mut levels: Vec<u32> = wanted.iter().map(|p| p.stones()).collect();
+    levels.sort_unstable();
+    levels.dedup();
+    for n in levels {
+        let file = fs::read(vu.join(format!("scores.{n}"))).unwrap();
+        let mut at = 0;
+        for_each_in_vu_order(n, |cells| {
+            let pos = position(cells);
+            if wanted.contains(&pos) {
+                found.insert(pos, file[at] as i8);
+            }
+            at += 1;
+        });
+    }
+    found
+}
+
+fn import_into(vu: &Path, tables: &Path, stones: u32, encoding: Encoding) -> Result<(), VuError> {
+    let mut options = BuildOptions::new(tables, awari(), stones);
+    options.encoding = encoding;
+    import(vu, &options, &Quiet).map(drop)
+}
+
+fn assert_same_files(a: &Path, b: &Path, stones: u32) {
+    let a = tables_dir(a, &awari(), Cycles::Even);
+    let b = tables_dir(b, &awari(), Cycles::Even);
+    for n in 0..=stones {
+        assert!(
+            fs::read(level_path(&a, n)).unwrap() == fs::read(level_path(&b, n)).unwrap(),
+            "level {n} differs"
+        );
+    }
+}
+
+#[test]
+fn an_import_of_the_export_is_the_tables_it_came_from() {
+    let f = fixture();
+    let dir = TempDir::new().unwrap();
+    import_into(&f.vu, dir.path(), STONES, Encoding::Full).unwrap();
+    assert_same_files(dir.path(), &f.tables, STONES);
+}
+
+/// Compact tables need the marks of the positions whose best exit is
+/// their value, which an import finds again from the values alone.
+#[test]
+fn a_compact_import_is_the_compact_build() {
+    const COMPACT: u32 = 13;
+    let f = fixture();
+    let built = TempDir::new().unwrap();
+    let mut options = BuildOptions::new(built.path(), awari(), COMPACT);
+    options.encoding = Encoding::Compact;
+    build(&options, &Quiet).unwrap();
+    let imported = TempDir::new().unwrap();
+    import_into(&f.vu, imported.path(), COMPACT, Encoding::Compact).unwrap();
+    assert_same_files(imported.path(), built.path(), COMPACT);
+    // And a compact set exports the same files.
+    let vu = imported.path().join("vu");
+    export(
+        imported.path(),
+        None,
+        &vu,
+        imported.path(),
+        &mancala_vu::Quiet,
+    )
+    .unwrap();
+    for n in 0..=COMPACT {
+        let name = format!("scores.{n}");
+        assert!(fs::read(vu.join(&name)).unwrap() == fs::read(f.vu.join(&name)).unwrap());
+    }
+}
+
+#[test]
+fn a_comparison_with_the_own_export_finds_no_mismatch() {
+    let f = fixture();
+    let scratch = TempDir::new().unwrap();
+    let levels = compare(&f.tables, &f.vu, None, scratch.path(), &mancala_vu::Quiet).unwrap();
+    assert_eq!(levels.len() as u32, STONES + 1);
+    for level in &levels {
+        assert!(level.agrees(), "level {}: {level:?}", level.level);
+    }
+    let compared: u64 = levels.iter().map(|l| l.positions).sum();
+    let files: u64 = (0..=STONES)
+        .map(|n| {
+            fs::metadata(f.vu.join(format!("scores.{n}")))
+                .unwrap()
+                .len()
+        })
+        .sum();
+    assert_eq!(compared, files);
+}
+
+/// A copy of the export's levels `0..=stones`, with `change` made to it.
+fn damaged_copy(stones: u32, change: impl FnOnce(&Path)) -> TempDir {
+    let copy = TempDir::new().unwrap();
+    for n in 0..=stones {
+        let name = format!("scores.{n}");
+        fs::copy(fixture().vu.join(&name), copy.path().join(&name)).unwrap();
+    }
+    change(copy.path());
+    copy
+}
+
+/// Sets byte `at` of level `n`'s file to `value`; returns the old one.
+fn set_byte(dir: &Path, n: u32, at: usize, value: i8) -> i8 {
+    let path = dir.join(format!("scores.{n}"));
+    let mut bytes = fs::read(&path).unwrap();
+    let old = bytes[at] as i8;
+    bytes[at] = value as u8;
+    fs::write(&path, bytes).unwrap();
+    old
+}
+
+#[test]
+fn a_comparison_catches_a_single_flipped_byte() {
+    const AT: usize = 123_457;
+    let original = fs::read(fixture().vu.join("scores.14")).unwrap()[AT] as i8;
+    let flipped = if original == 0 { 2 } else { 0 };
+    let copy = damaged_copy(STONES, |dir| {
+        set_byte(dir, 14, AT, flipped);
+    });
+    let scratch = TempDir::new().unwrap();
+    let levels = compare(
+        &fixture().tables,
+        copy.path(),
+        None,
+        scratch.path(),
+        &mancala_vu::Quiet,
+    )
+    .unwrap();
+    for level in &levels {
+        assert_eq!(level.agrees(), level.level != 14, "level {}", level.level);
+    }
+    let level = &levels[14];
+    assert_eq!(level.mismatches, 1);
+    let [m] = &level.first[..] else {
+        panic!("one mismatch listed: {:?}", level.first);
+    };
+    assert_eq!((m.number, m.ours, m.theirs), (AT as u64, original, flipped));
+}
+
+#[test]
+fn a_comparison_lists_the_first_mismatches_and_counts_them_all() {
+    let copy = damaged_copy(10, |dir| {
+        let path = dir.join("scores.10");
+        let bytes: Vec<u8> = fs::read(&path).unwrap().iter().map(|b| b ^ 1).collect();
+        fs::write(&path, bytes).unwrap();
+    });
+    let scratch = TempDir::new().unwrap();
+    let levels = compare(
+        &fixture().tables,
+        copy.path(),
+        Some(10),
+        scratch.path(),
+        &mancala_vu::Quiet,
+    )
+    .unwrap();
+    let level = &levels[10];
+    assert_eq!(level.mismatches, level.positions);
+    let numbers: Vec<u64> = level.first.iter().map(|m| m.number).collect();
+    assert_eq!(numbers, (0..FIRST_MISMATCHES as u64).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_level_without_a_file_is_not_compared() {
+    let copy = damaged_copy(10, |dir| fs::remove_file(dir.join("scores.7")).unwrap());
+    let scratch = TempDir::new().unwrap();
+    let levels = compare(
+        &fixture().tables,
+        copy.path(),
+        None,
+        scratch.path(),
+        &mancala_vu::Quiet,
+    )
+    .unwrap();
+    assert!(!levels[7].compared);
+    assert!(levels[..=10]
+        .iter()
+        .filter(|l| l.level != 7)
+        .all(|l| l.agrees()));
+    assert!(levels[11..].iter().all(|l| !l.compared));
+}
+
+/// Imports levels 0–10 of `vu` into a new directory; returns its error and
+/// the levels written.
+fn import_error(vu: &Path) -> (VuError, Vec<u32>) {
+    let dir = TempDir::new().unwrap();
+    let error = import_into(vu, dir.path(), 10, Encoding::Full).unwrap_err();
+    let written = (0..=10)
+        .filter(|&n| level_path(&tables_dir(dir.path(), &awari(), Cycles::Even), n).exists())
+        .collect();
+    (error, written)
+}
+
+#[test]
+fn an_import_names_a_file_of_the_wrong_size() {
+    let copy = damaged_copy(10, |dir| {
+        let path = dir.join("scores.9");
+        let mut bytes = fs::read(&path).unwrap();
+        bytes.push(0);
+        fs::write(&path, bytes).unwrap();
+    });
+    let (error, written) = import_error(copy.path());
+    assert!(error.to_string().contains("scores.9"), "{error}");
+    let VuError::WrongSize {
+        level,
+        expected,
+        found,
+        ..
+    } = error
+    else {
+        panic!("not a size error: {error}");
+    };
+    assert_eq!((level, found), (9, expected + 1));
+    assert_eq!(written, (0..9).collect::<Vec<_>>());
+}
+
+#[test]
+fn an_import_names_the_first_value_out_of_range() {
+    let copy = damaged_copy(10, |dir| {
+        set_byte(dir, 8, 700, 9);
+        set_byte(dir, 8, 500, -9);
+    });
+    let (error, written) = import_error(copy.path());
+    let VuError::OutOfRange {
+        level,
+        number,
+        value,
+        ref position,
+        ..
+    } = error
+    else {
+        panic!("not a range error: {error}");
+    };
+    assert_eq!((level, number, value), (8, 500, -9));
+    let godel = mancala_vu::GodelIndex::new(6, 8);
+    assert_eq!(position, &godel.unrank(500).unwrap().to_string());
+    assert_eq!(written, (0..8).collect::<Vec<_>>());
+}
+
+#[test]
+fn an_import_names_the_first_value_its_moves_contradict() {
+    const AT: usize = 3_000;
+    let ours = fs::read(fixture().vu.join("scores.10")).unwrap()[AT] as i8;
+    let copy = damaged_copy(10, |dir| {
+        set_byte(dir, 10, AT, if ours > -8 { ours - 2 } else { ours + 2 });
+    });
+    let (error, written) = import_error(copy.path());
+    let VuError::Contradiction {
+        level,
+        number,
+        stored,
+        recomputed,
+        ..
+    } = error
+    else {
+        panic!("not a contradiction: {error}");
+    };
+    assert_eq!(level, 10);
+    assert_ne!(stored, recomputed);
+    // The changed byte, or a parent of it that comes before it.
+    assert!(number <= AT as u64, "byte {number}");
+    assert_eq!(written, (0..10).collect::<Vec<_>>());
+}
+
+#[test]
+fn an_import_names_a_missing_file() {
+    let copy = damaged_copy(10, |dir| fs::remove_file(dir.join("scores.6")).unwrap());
+    let (error, written) = import_error(copy.path());
+    assert!(
+        matches!(error, VuError::Missing { level: 6, .. }),
+        "{error}"
+    );
+    assert_eq!(written, (0..6).collect::<Vec<_>>());
+}
