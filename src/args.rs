@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use mancala_core::{Cycles, Rules, Variant};
 use mancala_format::Encoding;
 
@@ -35,6 +35,14 @@ impl RulesArgs {
         }
         Ok(Rules::new(self.rules, self.pits)?.with_empty_capture(self.empty_capture))
     }
+}
+
+/// Formats tables are exported to and imported from.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Format {
+    /// The VU Awari database: one signed byte per position, `scores.N` per
+    /// level (docs/VU-FORMAT.md); awari tables, 6 pits, even values.
+    Vu,
 }
 
 /// The longest time option accepted: a year.

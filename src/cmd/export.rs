@@ -4,17 +4,10 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use clap::{Args, ValueEnum};
+use clap::Args;
 
+use crate::args::Format;
 use crate::cmd::build::Progress;
-
-/// Formats tables are exported to and imported from.
-#[derive(Clone, Copy, ValueEnum)]
-pub enum Format {
-    /// The VU Awari database: one signed byte per position, `scores.N` per
-    /// level (docs/VU-FORMAT.md); awari tables, 6 pits, even values.
-    Vu,
-}
 
 #[derive(Args)]
 pub struct ExportArgs {

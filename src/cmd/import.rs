@@ -11,9 +11,8 @@ use mancala_format::{Encoding, Even};
 use mancala_gen::BuildOptions;
 use mancala_verify::verify;
 
-use crate::args::parse_encoding;
+use crate::args::{parse_encoding, Format};
 use crate::cmd::build::{print_total, Progress, SUMMARY_HEADER};
-use crate::cmd::export::Format;
 
 /// The highest level the VU database has below its gap at 47.
 const LAST_BEFORE_GAP: u32 = 46;

@@ -4,12 +4,12 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use clap::Args;
+use clap::{Args, ValueEnum};
 use mancala_core::{Cycles, Rules, Variant};
 use mancala_format::{dir_name, level_files, rule_sets, tables_dir, Even, Forced};
 use mancala_verify::{verify, LevelCheck, Recompute};
 
-use crate::args::parse_variant;
+use crate::args::{parse_variant, Format};
 use crate::cmd::build::Progress;
 
 #[derive(Args)]
@@ -117,9 +117,9 @@ fn against_other(args: &VerifyArgs, against: &[String]) -> Result<bool> {
     let [format, dir] = against else {
         bail!("--against takes a format and a directory: --against vu DIR");
     };
-    if format != "vu" {
+    let Ok(Format::Vu) = Format::from_str(format, false) else {
         bail!("--against {format}: unknown format (expected vu)");
-    }
+    };
     if !args.rules.is_empty() && args.rules != [Variant::Awari] {
         bail!("--against vu compares awari tables: leave out --rules or give --rules awari");
     }
