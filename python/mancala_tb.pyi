@@ -12,10 +12,30 @@ ends with ahead of the opponent, of those on the board, under best play.
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
-from typing import Callable, Literal, Optional, Sequence, Tuple, Type, TypeVar, Union, overload
+from typing import Callable, Literal, Optional, Sequence, Tuple, Type, TypeVar, Union, final, overload
 
 import numpy as np
 import numpy.typing as npt
+
+__all__ = [
+    "__version__",
+    "ILLEGAL",
+    "MissingTableError",
+    "CorruptedTableError",
+    "NotationError",
+    "Rules",
+    "Position",
+    "Move",
+    "Tablebase",
+    "Game",
+    "GameEnd",
+    "Engine",
+    "Analysis",
+    "MoveAnalysis",
+    "LevelReport",
+    "open_tablebase",
+    "build",
+]
 
 __version__: str
 
@@ -34,10 +54,11 @@ class NotationError(ValueError):
 _Variant = Literal["oware", "awari", "wari", "kalah"]
 _Cycles = Literal["even", "forced"]
 
+@final
 class Rules:
     """A rule set: the variant, pits per side, Kalah's empty-capture option."""
 
-    def __init__(self, variant: _Variant = "oware", pits: int = 6, empty_capture: bool = True) -> None: ...
+    def __new__(cls, variant: _Variant = "oware", pits: int = 6, empty_capture: bool = True) -> Rules: ...
     @staticmethod
     def from_id(id: str) -> Rules:
         """The rule set of a table directory's name: ``oware-6``, ``kalah-4-noempty``."""
@@ -54,11 +75,12 @@ class Rules:
     def id(self) -> str: ...
     def start(self, seeds: int = 4) -> Position:
         """The start position with ``seeds`` in every pit."""
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
 _PositionLike = Union[str, Sequence[int], "Position"]
 
+@final
 class Move:
     """One legal move and what it does."""
 
@@ -77,12 +99,13 @@ class Move:
     def child(self) -> Position:
         """The next position, seen from whoever moves next."""
 
+@final
 class Position:
     """A position seen from the player to move, under a rule set."""
 
-    def __init__(
-        self, board: Union[str, Sequence[int], Position], rules: Union[Rules, _Variant, None] = None
-    ) -> None: ...
+    def __new__(
+        cls, board: Union[str, Sequence[int], Position], rules: Union[Rules, _Variant, None] = None
+    ) -> Position: ...
     @property
     def rules(self) -> Rules: ...
     @property
@@ -109,12 +132,13 @@ class Position:
     def flipped(self) -> Position: ...
     def picture(self) -> str: ...
     def __len__(self) -> int: ...
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
 _T = TypeVar("_T")
 _Self = TypeVar("_Self", bound="Tablebase")
 
+@final
 class Tablebase:
     """The tables of one rule set and kind; one instance serves every thread."""
 
@@ -138,7 +162,7 @@ class Tablebase:
     def bounds(self, position: _PositionLike) -> Tuple[int, int]:
         """Forced tables: the stones (mover, opponent) can each be sure to win."""
     def verdict(
-        self, position: _PositionLike, captured: Tuple[int, int] = (0, 0)
+        self, position: _PositionLike, captured: Tuple[int, int] = ...
     ) -> Literal["win", "loss", "draw", "undecided"]:
         """Forced tables: the outcome with ``captured`` stones already stored."""
     def values(self, positions: npt.NDArray[np.integer]) -> npt.NDArray[np.int8]:
@@ -166,6 +190,7 @@ def open_tablebase(
 
 _Side = Literal["south", "north"]
 
+@final
 class GameEnd:
     """How a game ended."""
 
@@ -179,16 +204,17 @@ class GameEnd:
         """The winner, None for a draw."""
     def margin_for(self, side: _Side) -> int: ...
 
+@final
 class Game:
     """A game in progress: position, player to move, stores, history."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         rules: Union[Rules, _Variant, None] = None,
         seeds: int = 4,
         position: Union[str, Sequence[int], Position, None] = None,
         to_move: _Side = "south",
-    ) -> None: ...
+    ) -> Game: ...
     @property
     def rules(self) -> Rules: ...
     @property
@@ -214,6 +240,7 @@ class Game:
         """Plays a pit for the player to move, in place; ValueError if illegal."""
     def copy(self) -> Game: ...
 
+@final
 class MoveAnalysis:
     """One move of an analysis."""
 
@@ -230,6 +257,7 @@ class MoveAnalysis:
     @property
     def ends_game(self) -> Optional[str]: ...
 
+@final
 class Analysis:
     """The engine's answer for a game."""
 
@@ -261,19 +289,21 @@ class Analysis:
     @property
     def elapsed(self) -> float: ...
 
+@final
 class Engine:
     """The perfect player: tables within their range, search above."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         tablebase: Tablebase,
         nodes: Optional[int] = None,
         time: Optional[float] = None,
         tt_mib: int = 64,
-    ) -> None: ...
+    ) -> Engine: ...
     def analyze(self, game: Union[Game, str, Sequence[int], Position]) -> Analysis: ...
     def best_move(self, game: Union[Game, str, Sequence[int], Position]) -> int: ...
 
+@final
 class LevelReport:
     """What a build did with one level."""
 
