@@ -51,6 +51,14 @@ impl Probe {
     }
 }
 
+/// A block a batch decoded whole, for the cache: its key, its level's
+/// block count and its symbols.
+struct Decoded {
+    key: (u32, u64),
+    blocks: u64,
+    values: Box<[i8]>,
+}
+
 /// Positions per unit of parallel work; children are gathered per chunk so
 /// that no per-position move list is kept.
 const CHILDREN_CHUNK: usize = 4096;
@@ -76,26 +84,68 @@ impl<K: TableKind> Tablebase<K> {
     }
 
     /// Reads the stored symbols of every probe. Sorts the probes by where
-    /// they read, and decodes each block once, up to its last probe,
-    /// filling its probes in place: no allocation per block. The block
-    /// cache is left alone (a large batch would only flush it).
+    /// they read, and reads each block once for all its probes: from the
+    /// block cache if it holds it, else decoded up to its last probe into
+    /// a buffer reused across blocks, or, for a block missed before while
+    /// the cache has free room, decoded whole and kept. So repeated
+    /// batches over tables the cache can hold are answered from it, and a
+    /// batch never evicts a block (a large one would only flush the
+    /// cache).
     fn fill(&self, probes: &mut [Probe]) -> Result<()> {
-        let width = K::WIDTH;
         probes.par_sort_unstable_by_key(|p| p.key);
-        probes
+        let decoded: Vec<Option<Decoded>> = probes
             .par_chunk_by_mut(|a, b| a.block_key() == b.block_key())
-            .try_for_each_init(Vec::new, |buffer, group| {
-                let last = group[group.len() - 1];
-                buffer.resize(last.offset() + width, 0);
-                self.level(last.level())?
-                    .decode_prefix(last.block(), buffer)
-                    .map_err(|e| self.table_error(last.level(), e))?;
-                for probe in group.iter_mut() {
-                    let at = probe.offset();
-                    probe.symbols[..width].copy_from_slice(&buffer[at..at + width]);
-                }
-                Ok(())
-            })
+            .map_init(Vec::new, |buffer, group| self.fill_block(group, buffer))
+            .collect::<Result<_>>()?;
+        // Kept after the batch, under one acquisition of the cache's lock,
+        // which the batch's reads of it then never wait for.
+        self.block_cache().keep_in_room(
+            decoded
+                .into_iter()
+                .flatten()
+                .map(|d| (d.key, d.blocks, d.values)),
+        );
+        Ok(())
+    }
+
+    /// Reads the probes of one block (`group`, sorted by offset); returns
+    /// the block decoded whole if it is to be kept.
+    fn fill_block(&self, group: &mut [Probe], buffer: &mut Vec<i8>) -> Result<Option<Decoded>> {
+        let width = K::WIDTH;
+        let last = group[group.len() - 1];
+        let (level, block) = (last.level(), last.block());
+        let key = (level, block);
+        let table = self.level(level)?;
+        let copy = |group: &mut [Probe], values: &[i8]| {
+            for probe in group.iter_mut() {
+                let at = probe.offset();
+                probe.symbols[..width].copy_from_slice(&values[at..at + width]);
+            }
+        };
+        let cache = self.cache_for(table);
+        if let Some(cache) = cache {
+            if cache
+                .read_block(key, |values| copy(group, values))
+                .is_some()
+            {
+                return Ok(None);
+            }
+        }
+        let failed = |e| self.table_error(level, e);
+        let room = table.header().block_symbols();
+        if cache.is_some_and(|c| c.has_room_for(room) && c.admits(key)) {
+            let values = table.decode_block(block).map_err(failed)?;
+            copy(group, &values);
+            return Ok(Some(Decoded {
+                key,
+                blocks: table.header().block_count,
+                values: values.into_boxed_slice(),
+            }));
+        }
+        buffer.resize(last.offset() + width, 0);
+        table.decode_prefix(block, buffer).map_err(failed)?;
+        copy(group, buffer);
+        Ok(None)
     }
 
     /// Answers every child of `positions` (and the positions themselves,

@@ -106,6 +106,27 @@ impl BlockCache {
         }
     }
 
+    /// Runs `read` on the decoded symbols of block `key`, if it is held,
+    /// under one acquisition of the lock: a batch reads all its probes of
+    /// a block at once.
+    #[inline]
+    pub(crate) fn read_block<R>(&self, key: BlockKey, read: impl FnOnce(&[i8]) -> R) -> Option<R> {
+        let pool = self.pool.read().unwrap_or_else(|e| e.into_inner());
+        let found = pool.block(key).map(read);
+        if found.is_some() {
+            pool.mark_read(key);
+        }
+        found
+    }
+
+    /// Whether a block of `len` symbols would be kept without evicting
+    /// another: batches fill the cache's free room only, so that a batch
+    /// over tables larger than the cache never churns it.
+    pub(crate) fn has_room_for(&self, len: usize) -> bool {
+        let pool = self.pool.read().unwrap_or_else(|e| e.into_inner());
+        pool.held + len <= pool.capacity
+    }
+
     /// Whether a block just missed is to be decoded whole and kept: it was
     /// missed before. Either way the miss is remembered.
     pub(crate) fn admits(&self, key: BlockKey) -> bool {
@@ -125,6 +146,21 @@ impl BlockCache {
     pub(crate) fn keep(&self, key: BlockKey, blocks: u64, values: Box<[i8]>) {
         let mut pool = self.pool.write().unwrap_or_else(|e| e.into_inner());
         pool.keep(key, blocks, values);
+    }
+
+    /// Keeps each of `blocks` (key, its level's block count, symbols)
+    /// that fits the free room, evicting none: what a batch decoded whole.
+    pub(crate) fn keep_in_room(&self, blocks: impl Iterator<Item = (BlockKey, u64, Box<[i8]>)>) {
+        let mut blocks = blocks.peekable();
+        if blocks.peek().is_none() {
+            return;
+        }
+        let mut pool = self.pool.write().unwrap_or_else(|e| e.into_inner());
+        for (key, count, values) in blocks {
+            if pool.held + values.len() <= pool.capacity {
+                pool.keep(key, count, values);
+            }
+        }
     }
 
     /// Bytes of decoded symbols held.
@@ -267,6 +303,24 @@ mod tests {
         assert_eq!(out, [41, 42]);
         assert!(!cache.read((3, 6), 0, &mut out), "another block");
         assert!(!cache.read((2, 7), 0, &mut out), "another level");
+    }
+
+    /// What a batch keeps goes into the free room only: nothing held is
+    /// evicted for it, and what does not fit is dropped.
+    #[test]
+    fn a_batch_keeps_blocks_in_the_free_room_only() {
+        let cache = BlockCache::new(3000);
+        cache.keep((0, 0), 4, block(1024));
+        assert!(cache.has_room_for(1976) && !cache.has_room_for(1977));
+        let batch = (1..4).map(|b| ((0, b), 4, block(1024)));
+        cache.keep_in_room(batch);
+        assert!(cache.holds((0, 0)) && cache.holds((0, 1)));
+        assert!(!cache.holds((0, 2)) && !cache.holds((0, 3)));
+        assert_eq!(cache.held(), 2048);
+        let mut out = [0i8; 4];
+        let read = cache.read_block((0, 1), |values| out.copy_from_slice(&values[8..12]));
+        assert!(read.is_some());
+        assert!(cache.read_block((0, 2), |_| ()).is_none());
     }
 
     /// The cache holds at most its capacity in decoded bytes, whatever the

@@ -197,17 +197,29 @@ impl<K: TableKind> Tablebase<K> {
         self.symbols_at(n, block, offset)
     }
 
+    /// The block cache.
+    pub(crate) fn block_cache(&self) -> &BlockCache {
+        &self.cache
+    }
+
+    /// The block cache, for a level `table` small enough to be held in it
+    /// whole: a larger one would only evict its own blocks.
+    pub(crate) fn cache_for(&self, table: &Table<K>) -> Option<&BlockCache> {
+        (table.symbols() <= self.cache_capacity).then_some(&self.cache)
+    }
+
     fn symbols_at(&self, n: u32, block: u64, offset: usize) -> Result<[i8; 2]> {
         let width = K::WIDTH;
         let key = (n, block);
         let mut symbols = [0i8; 2];
         let table = self.level(n)?;
-        let keep = table.symbols() <= self.cache_capacity && {
-            if self.cache.read(key, offset, &mut symbols[..width]) {
+        let cache = self.cache_for(table);
+        if let Some(cache) = cache {
+            if cache.read(key, offset, &mut symbols[..width]) {
                 return Ok(symbols);
             }
-            self.cache.admits(key)
-        };
+        }
+        let keep = cache.is_some_and(|cache| cache.admits(key));
         let failed = |e| self.table_error(n, e);
         if keep {
             let values = table

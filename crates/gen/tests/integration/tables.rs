@@ -1312,6 +1312,28 @@ fn an_interrupted_build_keeps_its_levels_and_resumes() {
     }
 }
 
+/// Batches repeated over one tablebase read the blocks the earlier ones
+/// kept in its cache (from the second miss on, into its free room only):
+/// with no cache, a cache too small for every level, and one that holds
+/// them all, each round answers exactly the solver's values.
+#[test]
+fn repeated_batches_answer_alike_from_the_block_cache() {
+    let (dir, rules, solved) = small_oware();
+    let positions: Vec<Position> = (0..=6).rev().flat_map(|n| level_positions(6, n)).collect();
+    let expected: Vec<i32> = positions.iter().map(|pos| solved.value(pos)).collect();
+    for cache_bytes in [0, 20_000, 1 << 26] {
+        let tb: Tablebase = Tablebase::open_with_cache(dir.path(), rules, cache_bytes).unwrap();
+        for round in 0..4 {
+            let values = tb.values(&positions).unwrap();
+            assert!(values == expected, "cache {cache_bytes}, round {round}");
+            // Single probes share the cache with the batches.
+            for pos in positions.iter().step_by(97) {
+                assert_eq!(tb.value(pos).unwrap(), solved.value(pos));
+            }
+        }
+    }
+}
+
 /// Batched probes answer exactly what single probes answer, whatever the
 /// order and repetition of the positions, and refuse a batch with a
 /// position the tables do not cover.
