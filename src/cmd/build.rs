@@ -160,11 +160,15 @@ impl Progress {
 
     /// Takes the bars off the terminal.
     pub(crate) fn finish(&self) {
-        for slot in [&self.level, &self.total] {
-            if let Some(bar) = Progress::bar(slot).take() {
-                bar.finish_and_clear();
-                self.bars.remove(&bar);
-            }
+        self.clear(&self.level);
+        self.clear(&self.total);
+    }
+
+    /// Takes the bar in `slot`, if any, off the terminal.
+    fn clear(&self, slot: &Mutex<Option<ProgressBar>>) {
+        if let Some(bar) = Progress::bar(slot).take() {
+            bar.finish_and_clear();
+            self.bars.remove(&bar);
         }
     }
 
@@ -208,10 +212,7 @@ impl BuildObserver for Progress {
     }
 
     fn level_finished(&self, report: &LevelReport) {
-        if let Some(bar) = Progress::bar(&self.level).take() {
-            bar.finish_and_clear();
-            self.bars.remove(&bar);
-        }
+        self.clear(&self.level);
         // On stdout, with the bars out of the way while it is written; best
         // effort: a closed stdout only loses the row, the build goes on.
         let row = summary_row(report);

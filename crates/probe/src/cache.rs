@@ -79,13 +79,10 @@ impl BlockCache {
     /// block is held.
     #[inline]
     pub(crate) fn read(&self, key: BlockKey, offset: usize, out: &mut [i8]) -> bool {
-        let pool = self.pool.read().unwrap_or_else(|e| e.into_inner());
-        let Some(values) = pool.block(key) else {
-            return false;
-        };
-        out.copy_from_slice(&values[offset..offset + out.len()]);
-        pool.mark_read(key);
-        true
+        self.read_block(key, |values| {
+            out.copy_from_slice(&values[offset..offset + out.len()]);
+        })
+        .is_some()
     }
 
     /// For each `(block, offset)` of `wanted`, the symbol there if the

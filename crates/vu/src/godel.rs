@@ -15,11 +15,12 @@
 //! the numbered positions that come before: no table but the binomials.
 
 use mancala_core::{binomial, Position, MAX_PITS, MAX_STONES};
+use mancala_format::unreachable_by_moves;
 
 /// Whether the VU numbering gives `pos` a number: its opponent row (the
 /// row of the player who moved last) has an empty pit.
 pub fn is_numbered(pos: &Position) -> bool {
-    pos.cells()[pos.pits()..].contains(&0)
+    !unreachable_by_moves(pos)
 }
 
 /// The Gödel numbering of one level: the `stones`-stone positions of `pits`

@@ -11,7 +11,7 @@ use mancala_gen::{BuildError, BuildObserver, BuildOptions, LevelJob, LevelReport
 use rayon::prelude::*;
 
 use crate::error::VuError;
-use crate::files::{file_path, rules, LevelFile, PITS};
+use crate::files::{rules, LevelFile, PITS};
 use crate::godel::{is_numbered, GodelIndex};
 use crate::order::{for_each_group, numbered_positions, offsets, STRETCH};
 
@@ -107,14 +107,14 @@ fn read_level(dir: &Path, job: &LevelJob<Even>) -> Result<Vec<i8>, VuError> {
         (job.progress)(group.positions());
         Ok(())
     })?;
-    complete_and_check(dir, job, &index, &mut values)?;
+    complete_and_check(&file.path, job, &index, &mut values)?;
     Ok(values)
 }
 
 /// Gives the positions the file leaves out the value of their best move,
 /// and checks that every other position holds its best move's value.
 fn complete_and_check(
-    dir: &Path,
+    path: &Path,
     job: &LevelJob<Even>,
     index: &LevelIndex,
     values: &mut [i8],
@@ -150,7 +150,7 @@ fn complete_and_check(
         .max_by_key(|c| c.rank);
     if let Some(c) = first_contradiction {
         return Err(VuError::Contradiction {
-            path: file_path(dir, n),
+            path: path.to_path_buf(),
             level: n,
             number: GodelIndex::new(PITS, n)
                 .rank(&c.pos)

@@ -198,8 +198,7 @@ fn a_compact_import_is_the_compact_build() {
 #[test]
 fn a_comparison_with_the_own_export_finds_no_mismatch() {
     let f = fixture();
-    let scratch = TempDir::new().unwrap();
-    let levels = compare(&f.tables, &f.vu, None, scratch.path(), &mancala_vu::Quiet).unwrap();
+    let levels = compare_with_fixture(&f.vu, None);
     assert_eq!(levels.len() as u32, STONES + 1);
     for level in &levels {
         assert!(level.agrees(), "level {}: {level:?}", level.level);
@@ -213,6 +212,19 @@ fn a_comparison_with_the_own_export_finds_no_mismatch() {
         })
         .sum();
     assert_eq!(compared, files);
+}
+
+/// Our tables 0–16 compared with the VU files in `vu`, up to `max`.
+fn compare_with_fixture(vu: &Path, max: Option<u32>) -> Vec<mancala_vu::LevelComparison> {
+    let scratch = TempDir::new().unwrap();
+    compare(
+        &fixture().tables,
+        vu,
+        max,
+        scratch.path(),
+        &mancala_vu::Quiet,
+    )
+    .unwrap()
 }
 
 /// A copy of the export's levels `0..=stones`, with `change` made to it.
@@ -244,15 +256,7 @@ fn a_comparison_catches_a_single_flipped_byte() {
     let copy = damaged_copy(STONES, |dir| {
         set_byte(dir, 14, AT, flipped);
     });
-    let scratch = TempDir::new().unwrap();
-    let levels = compare(
-        &fixture().tables,
-        copy.path(),
-        None,
-        scratch.path(),
-        &mancala_vu::Quiet,
-    )
-    .unwrap();
+    let levels = compare_with_fixture(copy.path(), None);
     for level in &levels {
         assert_eq!(level.agrees(), level.level != 14, "level {}", level.level);
     }
@@ -271,15 +275,7 @@ fn a_comparison_lists_the_first_mismatches_and_counts_them_all() {
         let bytes: Vec<u8> = fs::read(&path).unwrap().iter().map(|b| b ^ 1).collect();
         fs::write(&path, bytes).unwrap();
     });
-    let scratch = TempDir::new().unwrap();
-    let levels = compare(
-        &fixture().tables,
-        copy.path(),
-        Some(10),
-        scratch.path(),
-        &mancala_vu::Quiet,
-    )
-    .unwrap();
+    let levels = compare_with_fixture(copy.path(), Some(10));
     let level = &levels[10];
     assert_eq!(level.mismatches, level.positions);
     let numbers: Vec<u64> = level.first.iter().map(|m| m.number).collect();
@@ -289,15 +285,7 @@ fn a_comparison_lists_the_first_mismatches_and_counts_them_all() {
 #[test]
 fn a_level_without_a_file_is_not_compared() {
     let copy = damaged_copy(10, |dir| fs::remove_file(dir.join("scores.7")).unwrap());
-    let scratch = TempDir::new().unwrap();
-    let levels = compare(
-        &fixture().tables,
-        copy.path(),
-        None,
-        scratch.path(),
-        &mancala_vu::Quiet,
-    )
-    .unwrap();
+    let levels = compare_with_fixture(copy.path(), None);
     assert!(!levels[7].compared);
     assert!(levels[..=10]
         .iter()
