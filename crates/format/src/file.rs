@@ -29,6 +29,7 @@ use crate::codec::{Contexts, Decoder, Uniform};
 use crate::encoding::{Encoding, MoverContexts};
 use crate::error::{FormatError, TableId};
 use crate::header::{Header, RawHeader, END_MARKER, FORMAT_VERSION, HEADER_LIMIT, MAGIC};
+use crate::huge_pages::filled_on_huge_pages;
 use crate::kind::TableKind;
 use crate::levels::Levels;
 
@@ -444,7 +445,7 @@ impl<K: TableKind> Table<K> {
 
     /// [`Table::decode_entries_into`] a new vector.
     pub fn decode_entries(&self, lower: &Levels<K>) -> Result<Vec<i8>, FormatError> {
-        let mut symbols = vec![0i8; self.symbols()];
+        let mut symbols = filled_on_huge_pages(self.symbols(), 0i8);
         self.decode_entries_into(&mut symbols, lower)?;
         Ok(symbols)
     }

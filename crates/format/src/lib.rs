@@ -13,7 +13,8 @@
 //!   kind ([`Even`], [`Forced`]);
 //! - [`EncodedTable`]: coding a level and writing it to any
 //!   [`std::io::Write`], or atomically to a file;
-//! - [`Levels`] and [`Scratch`]: decoded levels held for random access;
+//! - [`Levels`] and [`Scratch`]: decoded levels held for random access,
+//!   in memory on huge pages ([`filled_on_huge_pages`]) or mapped;
 //! - the directory layout ([`tables_dir`], [`level_file_name`], …).
 //!
 //! Reading a table needs nothing but this crate and `mancala-core`: no
@@ -26,6 +27,7 @@ mod encoding;
 mod error;
 mod file;
 mod header;
+mod huge_pages;
 mod kind;
 mod layout;
 mod levels;
@@ -44,6 +46,7 @@ pub use file::{Access, Table, TableFile};
 pub use header::{
     histogram, Header, END_MARKER, FORMAT_VERSION, INDEX_SCHEME, MAGIC, MAX_BLOCK_SIZE,
 };
+pub use huge_pages::filled_on_huge_pages;
 pub use kind::{Even, Forced, TableKind};
 pub use layout::{
     dir_name, level_file_name, level_files, level_path, levels_present, parse_dir_name, rule_sets,

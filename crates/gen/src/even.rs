@@ -21,7 +21,7 @@ use mancala_core::{Move, Rules};
 use mancala_format::{Encoding, Even, Header, SolvedValues};
 use rayon::prelude::*;
 
-use crate::solve::{atomic, bytes, LevelState, Solution, Solve};
+use crate::solve::{atomic, bytes, threshold_bit, LevelState, Solution, Solve};
 
 /// Marks "no move leaves the level" in the best exit.
 const NO_EXIT: i8 = i8::MIN;
@@ -162,6 +162,18 @@ impl LevelState for EvenState {
             (false, true)
         } else {
             (false, false)
+        }
+    }
+
+    /// An undecided position seeds at the size of its best exit, if any:
+    /// `W_s` for an exit worth `s`, `L_s` for one worth `−s`.
+    #[inline]
+    fn seed_thresholds(&self, at: usize) -> u64 {
+        let exit = self.value(at);
+        if self.undecided(at) && exit != 0 {
+            threshold_bit(exit.unsigned_abs())
+        } else {
+            0
         }
     }
 

@@ -50,10 +50,10 @@ use std::borrow::Cow;
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
 use mancala_core::{Bounds, Move, Rules};
-use mancala_format::{Encoding, Forced, Header, TableKind};
+use mancala_format::{filled_on_huge_pages, Encoding, Forced, Header, TableKind};
 use rayon::prelude::*;
 
-use crate::solve::{atomic, bytes, LevelState, Solution, Solve};
+use crate::solve::{atomic, bytes, threshold_bit, LevelState, Solution, Solve};
 
 /// `min_exit` of a position none of whose moves leaves the level.
 const NO_EXIT: u8 = u8::MAX;
@@ -187,6 +187,21 @@ impl LevelState for ForcedState {
         (mover, opponent)
     }
 
+    /// A position outside `M` seeds at its best exit; one outside `O`, at
+    /// its worst.
+    #[inline]
+    fn seed_thresholds(&self, at: usize) -> u64 {
+        let flag = self.flags[at].load(Relaxed);
+        let mut thresholds = 0;
+        if flag & IN_MOVER == 0 {
+            thresholds |= threshold_bit(self.mover[at].load(Relaxed));
+        }
+        if flag & IN_OPPONENT == 0 {
+            thresholds |= threshold_bit(self.opponent[at].load(Relaxed));
+        }
+        thresholds
+    }
+
     /// Each new `M` member removes one same-level move from each parent's
     /// counter; a parent left with none, whose worst exit is at least `t`,
     /// joins `O_t`.
@@ -227,7 +242,7 @@ impl LevelState for ForcedState {
 
     /// A position outside `M` (or `O`) can force nothing.
     fn into_solution(self, n: u32) -> Solution {
-        let mut symbols = vec![0i8; Forced::WIDTH * self.flags.len()];
+        let mut symbols = filled_on_huge_pages(Forced::WIDTH * self.flags.len(), 0i8);
         symbols
             .par_chunks_mut(Forced::WIDTH)
             .enumerate()

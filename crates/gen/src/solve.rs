@@ -10,7 +10,7 @@
 use std::sync::atomic::AtomicU8;
 
 use mancala_core::{Move, Rules};
-use mancala_format::{Encoding, Header, TableKind};
+use mancala_format::{filled_on_huge_pages, Encoding, Header, TableKind};
 
 /// A kind of table as the generator solves it.
 pub trait Solve: TableKind {
@@ -96,6 +96,11 @@ pub trait LevelState: Sync + Sized {
     /// the second set of threshold `t` on its own (and records it).
     fn seed(&self, t: u8, at: usize, flag: u8) -> (bool, bool);
 
+    /// The thresholds at which position `at` could still join a set on its
+    /// own ([`LevelState::seed`]), as bits ([`threshold_bit`]). More bits
+    /// than needed cost time only; a missing one would lose a seed.
+    fn seed_thresholds(&self, at: usize) -> u64;
+
     /// A parent of `edges` new members of the first set: whether it joins
     /// the second set (and records it).
     fn parent_of_first(&self, t: u8, at: usize, edges: u8) -> bool;
@@ -116,9 +121,17 @@ pub trait LevelState: Sync + Sized {
     fn into_solution(self, n: u32) -> Solution;
 }
 
+/// Threshold `t` in a set of thresholds held as a `u64`: bit `t`, with
+/// every threshold from 63 up sharing the top bit.
+#[inline]
+pub(crate) fn threshold_bit(t: u8) -> u64 {
+    1 << t.min(63)
+}
+
 /// `count` atomic bytes, each holding `value`.
 pub(crate) fn bytes(count: usize, value: u8) -> Vec<AtomicU8> {
-    (0..count).map(|_| AtomicU8::new(value)).collect()
+    // Collected in place: the atomics keep the buffer, and its huge pages.
+    atomic(filled_on_huge_pages(count, value))
 }
 
 /// Atomic bytes from plain ones (a checkpoint being resumed).

@@ -27,7 +27,7 @@ use super::transport::{max, sum, Transport};
 use super::wire::{get_sorted, get_varint, put_sorted, put_varint};
 use crate::exchange::{Exchange, LocalExchange};
 use crate::solve::{LevelState, Solve};
-use crate::strategy::{same_level_parents, seed, Looked};
+use crate::strategy::{same_level_parents, Looked, Seeds};
 
 /// Positions of a rank's range looked at per exchange of the forward
 /// pass; frontier members whose parents are sent per exchange of the
@@ -68,8 +68,9 @@ impl<K: Solve, T: Transport> LevelAcross<'_, K, T> {
         let len = (range.end - range.start) as usize;
         let state = K::State::new(len);
         self.forward_pass(&state);
+        let seeds = Seeds::of(&state);
         for t in (1..=n).rev() {
-            self.threshold(t as u8, &state);
+            self.threshold(t as u8, &state, &seeds);
             (self.progress)(len as u64 / n as u64);
         }
         state.into_solution(n).symbols
@@ -143,10 +144,10 @@ impl<K: Solve, T: Transport> LevelAcross<'_, K, T> {
     }
 
     /// Grows both sets of threshold `t` until no rank's grows.
-    fn threshold(&self, t: u8, state: &K::State) {
+    fn threshold(&self, t: u8, state: &K::State, seeds: &Seeds) {
         let first = self.first();
         let globalize = |v: Vec<u64>| -> Vec<u64> { v.into_iter().map(|a| a + first).collect() };
-        let (firsts, seconds) = seed(state.flags(), |at, flag| state.seed(t, at, flag));
+        let (firsts, seconds) = seeds.scan(t, state.flags(), |at, flag| state.seed(t, at, flag));
         let (mut firsts, mut seconds) = (globalize(firsts), globalize(seconds));
         while sum(self.transport, (firsts.len() + seconds.len()) as u64) > 0 {
             let new_seconds =

@@ -13,7 +13,7 @@
 use std::sync::atomic::{AtomicBool, AtomicI8, Ordering::Relaxed};
 
 use mancala_core::{LevelIndex, Rules};
-use mancala_format::{prefetch, Levels};
+use mancala_format::{filled_on_huge_pages, prefetch, Levels};
 use rayon::prelude::*;
 
 use super::by_distance::{largest_distance, tasks_at, Child, Pending, RowMoves, Rows, Task};
@@ -47,7 +47,10 @@ impl Strategy for OnePass {
             rules: job.rules,
             index,
             lower: job.lower,
-            values: (0..count).map(|_| AtomicI8::new(UNSOLVED)).collect(),
+            values: filled_on_huge_pages(count as usize, UNSOLVED)
+                .into_iter()
+                .map(AtomicI8::new)
+                .collect(),
             exit_best: job
                 .mark_exits
                 .then(|| (0..count).map(|_| AtomicBool::new(false)).collect()),

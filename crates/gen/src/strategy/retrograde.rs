@@ -29,7 +29,7 @@ use super::{LevelJob, Strategy};
 use crate::checkpoint;
 use crate::error::BuildError;
 use crate::exchange::{Exchange, LocalExchange};
-use crate::solve::{LevelState, Solution, Solve};
+use crate::solve::{threshold_bit, LevelState, Solution, Solve};
 
 /// Positions per unit of parallel work in the forward pass and the seeds.
 const CHUNK: usize = 1 << 14;
@@ -85,6 +85,7 @@ impl<E: Exchange> Strategy for Retrograde<E> {
                 (state, n)
             }
         };
+        let seeds = Seeds::of(&state);
         let mut last_saved = started;
         for t in (1..=first_threshold).rev() {
             if job.interrupted() {
@@ -99,7 +100,7 @@ impl<E: Exchange> Strategy for Retrograde<E> {
                     last_saved = Instant::now();
                 }
             }
-            self.threshold(job.rules, &index, t as u8, &state);
+            self.threshold(job.rules, &index, t as u8, &state, &seeds);
             (job.progress)(propagation_done(count, n, t - 1) - propagation_done(count, n, t));
         }
         if n == 0 {
@@ -117,8 +118,16 @@ impl<E: Exchange> Strategy for Retrograde<E> {
 
 impl<E: Exchange> Retrograde<E> {
     /// Grows both sets of threshold `t` until neither changes.
-    fn threshold<S: LevelState>(&self, rules: &Rules, index: &LevelIndex, t: u8, state: &S) {
-        let (mut firsts, mut seconds) = seed(state.flags(), |at, flag| state.seed(t, at, flag));
+    fn threshold<S: LevelState>(
+        &self,
+        rules: &Rules,
+        index: &LevelIndex,
+        t: u8,
+        state: &S,
+        seeds: &Seeds,
+    ) {
+        let (mut firsts, mut seconds) =
+            seeds.scan(t, state.flags(), |at, flag| state.seed(t, at, flag));
         while !firsts.is_empty() || !seconds.is_empty() {
             let new_seconds = self.visit_parents(rules, index, &firsts, |at, edges| {
                 state.parent_of_first(t, at, edges)
@@ -264,35 +273,78 @@ impl Looked {
     }
 }
 
-/// Scans every position of a level in parallel, `classify(index, flag)`
-/// saying whether it joins the first and/or the second new frontier (and
-/// recording that itself); returns both frontiers in index order.
-pub(crate) fn seed(
-    flags: &[AtomicU8],
-    classify: impl Fn(usize, u8) -> (bool, bool) + Sync,
-) -> (Vec<u64>, Vec<u64>) {
-    let found: Vec<(Vec<u64>, Vec<u64>)> = flags
-        .par_chunks(CHUNK)
-        .enumerate()
-        .map(|(chunk, flags)| {
-            let base = chunk * CHUNK;
-            let (mut first, mut second) = (Vec::new(), Vec::new());
-            for (i, flag) in flags.iter().enumerate() {
-                let at = base + i;
-                let (joins_first, joins_second) = classify(at, flag.load(Relaxed));
-                if joins_first {
-                    first.push(at as u64);
+/// Positions per block of [`Seeds`]; divides [`CHUNK`].
+const SEED_BLOCK: usize = 1 << 8;
+
+/// For each block of a level's positions, the thresholds at which one of
+/// them could join a set on its own. A position seeds only at the size of
+/// an exit, and most levels' exits are small, so most thresholds find
+/// seeds in few blocks: seeding scans those instead of the whole state.
+/// Taken once, after the forward pass (or from a resumed state): positions
+/// only ever lose thresholds, so the sets stay a superset, and a level is
+/// solved exactly as a scan of every position would solve it.
+pub(crate) struct Seeds {
+    blocks: Vec<u64>,
+}
+
+impl Seeds {
+    /// The seed thresholds of every block of `state`.
+    pub(crate) fn of<S: LevelState>(state: &S) -> Seeds {
+        let count = state.flags().len();
+        let blocks = (0..count.div_ceil(SEED_BLOCK))
+            .into_par_iter()
+            .map(|block| {
+                let first = block * SEED_BLOCK;
+                (first..count.min(first + SEED_BLOCK))
+                    .fold(0, |set, at| set | state.seed_thresholds(at))
+            })
+            .collect();
+        Seeds { blocks }
+    }
+
+    /// Scans the positions that could seed threshold `t` in parallel,
+    /// `classify(index, flag)` saying whether each joins the first and/or
+    /// the second new frontier (and recording that itself); returns both
+    /// frontiers in index order.
+    pub(crate) fn scan(
+        &self,
+        t: u8,
+        flags: &[AtomicU8],
+        classify: impl Fn(usize, u8) -> (bool, bool) + Sync,
+    ) -> (Vec<u64>, Vec<u64>) {
+        // The top bit stands for every threshold from 63 up, and an even
+        // level's byte arithmetic wraps from 128 on: those thresholds scan
+        // every block.
+        let skip = |set: u64| t < 63 && set & threshold_bit(t) == 0;
+        let found: Vec<(Vec<u64>, Vec<u64>)> = flags
+            .par_chunks(CHUNK)
+            .zip(self.blocks.par_chunks(CHUNK / SEED_BLOCK))
+            .enumerate()
+            .map(|(chunk, (flags, blocks))| {
+                let (mut first, mut second) = (Vec::new(), Vec::new());
+                for (block, flags) in flags.chunks(SEED_BLOCK).enumerate() {
+                    if skip(blocks[block]) {
+                        continue;
+                    }
+                    let base = chunk * CHUNK + block * SEED_BLOCK;
+                    for (i, flag) in flags.iter().enumerate() {
+                        let at = base + i;
+                        let (joins_first, joins_second) = classify(at, flag.load(Relaxed));
+                        if joins_first {
+                            first.push(at as u64);
+                        }
+                        if joins_second {
+                            second.push(at as u64);
+                        }
+                    }
                 }
-                if joins_second {
-                    second.push(at as u64);
-                }
-            }
-            (first, second)
-        })
-        .collect();
-    let first = found.iter().flat_map(|(f, _)| f.iter().copied()).collect();
-    let second = found.iter().flat_map(|(_, s)| s.iter().copied()).collect();
-    (first, second)
+                (first, second)
+            })
+            .collect();
+        let first = found.iter().flat_map(|(f, _)| f.iter().copied()).collect();
+        let second = found.iter().flat_map(|(_, s)| s.iter().copied()).collect();
+        (first, second)
+    }
 }
 
 /// The same-level parents of every frontier member, one entry per edge, in
