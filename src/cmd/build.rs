@@ -120,11 +120,17 @@ pub fn run(args: BuildArgs) -> Result<bool> {
             plot::kind_name(args.cycles),
             args.stones
         );
-        let costs: Vec<LevelCost> = reports.iter().map(level_cost).collect();
-        profile.write(&plot::profile::chart(&title, &costs)?)?;
-        out!("build profile: {}", profile.path().display());
+        write_profile(&profile, &title, &reports)?;
     }
     Ok(true)
+}
+
+/// Draws the summary's rows, `reports`, as the chart `title` in `profile`.
+fn write_profile(profile: &SvgPath, title: &str, reports: &[LevelReport]) -> Result<()> {
+    let costs: Vec<LevelCost> = reports.iter().map(level_cost).collect();
+    profile.write(&plot::profile::chart(title, &costs)?)?;
+    out!("build profile: {}", profile.path().display());
+    Ok(())
 }
 
 /// What a level cost, as its summary row gives it.

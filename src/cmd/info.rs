@@ -170,14 +170,20 @@ pub fn run(args: InfoArgs) -> Result<bool> {
         );
     }
     if let Some(plot) = plot {
-        if sets.is_empty() {
-            bail!("no table in {} could be read to plot", args.dir.display());
-        }
-        let sets: Vec<TableSet> = sets.into_values().collect();
-        plot.write(&plot::levels::chart(&sets)?)?;
-        if !args.json {
-            out!("chart of the levels: {}", plot.path().display());
-        }
+        write_chart(&plot, &args, sets.into_values().collect())?;
     }
     Ok(all_ok)
+}
+
+/// Draws the levels of `sets`, every table set `info` could read, in
+/// `plot`.
+fn write_chart(plot: &SvgPath, args: &InfoArgs, sets: Vec<TableSet>) -> Result<()> {
+    if sets.is_empty() {
+        bail!("no table in {} could be read to plot", args.dir.display());
+    }
+    plot.write(&plot::levels::chart(&sets)?)?;
+    if !args.json {
+        out!("chart of the levels: {}", plot.path().display());
+    }
+    Ok(())
 }

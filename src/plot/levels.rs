@@ -147,6 +147,7 @@ fn even_panel(area: &Area<'_>, levels: &[LevelSummary], points: &mut Points) -> 
     chart
         .configure_mesh()
         .disable_x_mesh()
+        .light_line_style(TRANSPARENT)
         .x_desc("stones on the board (level)")
         .x_label_formatter(&level_label)
         .y_desc("share of the level's positions")
@@ -207,6 +208,7 @@ fn forced_panel(area: &Area<'_>, levels: &[LevelSummary], points: &mut Points) -
     chart
         .configure_mesh()
         .disable_x_mesh()
+        .light_line_style(TRANSPARENT)
         .x_desc("stones on the board (level)")
         .x_label_formatter(&level_label)
         .y_desc("share of the level's positions")

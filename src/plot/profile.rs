@@ -105,6 +105,7 @@ fn draw_panel(
     chart
         .configure_mesh()
         .disable_x_mesh()
+        .light_line_style(TRANSPARENT)
         .x_desc("stones on the board (level)")
         .x_label_formatter(&level_label)
         .y_desc(panel.unit)
