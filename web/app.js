@@ -271,7 +271,7 @@ const GRAPH = { width: 640, height: 150, left: 40, right: 12, top: 8, bottom: 24
 // The final margin South reaches with perfect play from a game's state:
 // its stores so far and the exact value of the board, which the analysis
 // gives for the player to move. It stays level while both sides play
-// perfectly and steps down for the side that errs.
+// perfectly and steps against the side that errs.
 function southMargin({ state, analysis }) {
   return state.to_move === "south" ? analysis.final_margin : -analysis.final_margin;
 }
