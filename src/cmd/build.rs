@@ -144,10 +144,13 @@ fn level_cost(r: &LevelReport) -> LevelCost {
     }
 }
 
-/// Positions solved per second, for a level that was solved and took long
-/// enough for a rate to mean anything.
+/// Positions solved per second, for a level that was solved and large
+/// enough for a rate to mean anything: a level of a few positions takes
+/// whatever the scheduler gives it, so its rate would be noise.
 fn rate(r: &LevelReport) -> Option<f64> {
-    (!r.reused && r.seconds >= 0.01).then(|| r.positions as f64 / r.seconds)
+    const MIN_POSITIONS: u64 = 1000;
+    (!r.reused && r.positions >= MIN_POSITIONS && r.seconds >= 0.01)
+        .then(|| r.positions as f64 / r.seconds)
 }
 
 /// The summary's last line: the whole build's figures.
