@@ -29,7 +29,9 @@ mod cluster;
 pub mod cmd;
 mod hint;
 pub mod json;
+pub mod levels;
 mod machine;
+pub mod plot;
 pub mod server;
 
 /// Perfect-play endgame tables for mancala games (Oware, Awari, Wari, Kalah).

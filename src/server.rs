@@ -8,6 +8,10 @@
 //!   its levels, positions and bytes.
 //! - `GET /v1/{rules}/{pits}/position/{notation}` → value and move values of
 //!   one position (`?empty_capture=false` selects the Kalah option).
+//! - `GET /v1/{rules}/{pits}/levels` → every level of a rule set's tables
+//!   as its header gives it: positions, bytes, bits per position, the value
+//!   histogram and the shares the charts draw ([`LevelSummary::json`];
+//!   `?cycles=forced` for the forced tables).
 //! - `POST /v1/analyze` → a batch of positions
 //!   (`{"rules","pits","positions":[...]}`, answered from one batched probe,
 //!   an error in place of each bad position) or a game state
@@ -46,13 +50,15 @@ use hyper_util::service::TowerToHyperService;
 use mancala_core::{parse_move, Cycles, GameState, Position, Rules, Side, Variant};
 use mancala_engine::{Engine, Limits};
 use mancala_format::rule_sets;
-use mancala_probe::{Access, Tablebase, DEFAULT_CACHE_BYTES};
+use mancala_probe::{Access, Forced, TableKind, Tablebase, DEFAULT_CACHE_BYTES};
 use serde::Deserialize;
 use serde_json::{json, Value as JsonValue};
 use tokio::sync::Semaphore;
 
 use crate::answer::{answer_many, answer_one, Failure};
+use crate::hint::build_command;
 use crate::json;
+use crate::levels::LevelSummary;
 
 /// Most positions in one batch: a batch is answered in one blocking call,
 /// so its size bounds how long one request holds a worker.
@@ -267,6 +273,7 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/health", get(health))
         .route("/v1/tables", get(tables))
         .route("/v1/{rules}/{pits}/position/{*notation}", get(position))
+        .route("/v1/{rules}/{pits}/levels", get(levels))
         .route("/v1/analyze", post(analyze))
         .route("/v1/play", post(play))
         .route(
@@ -493,6 +500,74 @@ async fn position(
         Ok(Json(to_value(json::position(&analysed))))
     })
     .await
+}
+
+/// Query parameters of the levels endpoint.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LevelsQuery {
+    empty_capture: Option<bool>,
+    cycles: Option<String>,
+}
+
+/// `GET /v1/{rules}/{pits}/levels`: what each level's header says. Even
+/// tables are read through the tablebase the other routes share; forced
+/// ones, which no other route reads, are opened for the request.
+async fn levels(
+    State(shared): State<Arc<Shared>>,
+    path: Result<Path<(String, String)>, PathRejection>,
+    query: Result<Query<LevelsQuery>, QueryRejection>,
+) -> ApiResult {
+    let Path((variant, pits)) = path?;
+    let Query(query) = query?;
+    let pits: usize = pits
+        .parse()
+        .map_err(|_| ApiError::bad_request(format!("'{pits}' is not a pit count")))?;
+    let rules = parse_rules(&variant, pits, query.empty_capture)?;
+    let cycles = match query.cycles.as_deref() {
+        None => Cycles::Even,
+        Some(name) => Cycles::from_name(name)?,
+    };
+    blocking(move || {
+        let levels = match cycles {
+            Cycles::Even => level_summaries(&*shared.tablebase(rules)?)?,
+            Cycles::Forced => level_summaries(&Tablebase::<Forced>::open_with(
+                &shared.root,
+                rules,
+                0,
+                Access::Read,
+            )?)?,
+        };
+        Ok(Json(json!({
+            "id": rules.id(),
+            "rules": rules.variant().name(),
+            "pits": rules.pits(),
+            "empty_capture": rules.empty_capture(),
+            "cycles": cycles.name(),
+            "levels": levels,
+        })))
+    })
+    .await
+}
+
+/// Every level of `tb` as [`LevelSummary::json`]; no levels is a 404 with
+/// the command that builds them.
+fn level_summaries<K: TableKind>(tb: &Tablebase<K>) -> Result<Vec<JsonValue>, ApiError> {
+    let Some(max) = tb.max_level() else {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "out_of_range",
+            format!(
+                "no tables of {} in {}; run `{} --stones N`",
+                tb.rules().id(),
+                tb.dir().display(),
+                build_command(tb.rules(), K::CYCLES)
+            ),
+        ));
+    };
+    (0..=max)
+        .map(|n| Ok(LevelSummary::of(tb.level(n)?).json()))
+        .collect()
 }
 
 /// The rule set named by a request; `empty_capture` is a Kalah option, and

@@ -2,6 +2,8 @@
 // values come from POST /v1/analyze, moves (with their sowing path and
 // captures) from POST /v1/play. Sides are "south" (bottom row, moves
 // first) and "north" (top row); a pit is counted along its own side's row.
+// The evaluation graph under the board and the Tables view are inline SVG
+// drawn here, from those answers and GET /v1/{rules}/{pits}/levels.
 "use strict";
 
 const SIDES = ["south", "north"];
@@ -197,6 +199,7 @@ function render({ state, analysis }) {
     $(`name-${side}`).classList.toggle("mover", moving);
   }
   renderAnalysis(state, analysis);
+  renderGraph();
   $("status").textContent = over ? endText(analysis.end) : "";
   $("undo").disabled = stepTarget(-1) === null;
   $("redo").disabled = stepTarget(1) === null;
@@ -241,6 +244,102 @@ function endText(end) {
   const [south, north] = end.stores;
   const result = end.winner ? `${end.winner} wins` : "a draw";
   return `Game over (${end.reason}): south ${south}, north ${north}: ${result}.`;
+}
+
+// ---- inline SVG ---------------------------------------------------------
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+// An SVG element with `attributes`, and `text` as its content if given.
+function svg(name, attributes = {}, text) {
+  const element = document.createElementNS(SVG_NS, name);
+  for (const [key, value] of Object.entries(attributes)) element.setAttribute(key, value);
+  if (text !== undefined) element.textContent = text;
+  return element;
+}
+
+// A linear map from [from0, from1] onto [to0, to1].
+function scale(from0, from1, to0, to1) {
+  return (v) => to0 + ((v - from0) / (from1 - from0)) * (to1 - to0);
+}
+
+// ---- the evaluation graph -----------------------------------------------
+
+// The graph's size and margins, in the units of its viewBox.
+const GRAPH = { width: 640, height: 150, left: 40, right: 12, top: 8, bottom: 24 };
+
+// The final margin South reaches with perfect play from a game's state:
+// its stores so far and the exact value of the board, which the analysis
+// gives for the player to move. It stays level while both sides play
+// perfectly and steps against the side that errs.
+function southMargin({ state, analysis }) {
+  return state.to_move === "south" ? analysis.final_margin : -analysis.final_margin;
+}
+
+// Redraws the graph: a point per state of the game (ply 0 is the start),
+// exact ones filled and estimates hollow, the perfect continuation from the
+// last state dashed, and the marker at the state shown.
+function renderGraph() {
+  const points = app.games.map((game, ply) => ({
+    ply,
+    margin: southMargin(game),
+    exact: game.analysis.exact,
+    toMove: game.state.to_move,
+  }));
+  const last = points[points.length - 1];
+  const lastAnalysis = app.games[last.ply].analysis;
+  const continuation = lastAnalysis.end ? 0 : lastAnalysis.pv.length;
+  const plies = Math.max(1, last.ply + continuation);
+  const bound = Math.max(1, ...points.map((p) => Math.abs(p.margin)));
+  const g = GRAPH;
+  const x = scale(0, plies, g.left, g.width - g.right);
+  // A little room above and below the largest margin, so no point sits on
+  // the frame.
+  const y = scale(-1.15 * bound, 1.15 * bound, g.height - g.bottom, g.top);
+  const parts = graphAxes(x, y, plies, bound);
+  const line = points.map((p) => `${x(p.ply)},${y(p.margin)}`).join(" ");
+  parts.push(svg("polyline", { class: "played", points: line }));
+  if (continuation > 0) {
+    parts.push(svg("line", {
+      class: "perfect", id: "graph-perfect",
+      "data-from": last.ply, "data-plies": continuation, "data-margin": last.margin,
+      x1: x(last.ply), y1: y(last.margin), x2: x(plies), y2: y(last.margin),
+    }));
+  }
+  parts.push(svg("line", {
+    class: "marker", id: "graph-marker", "data-ply": app.index,
+    x1: x(app.index), y1: y(1.15 * bound), x2: x(app.index), y2: y(-1.15 * bound),
+  }));
+  for (const p of points) parts.push(graphPoint(p, x, y));
+  $("graph").replaceChildren(...parts);
+}
+
+// The zero line, the margins at the top and bottom, and the plies.
+function graphAxes(x, y, plies, bound) {
+  const g = GRAPH;
+  const label = (text, at, attributes) => svg("text", { class: "axis", ...at, ...attributes }, text);
+  return [
+    svg("line", { class: "zero", x1: g.left, y1: y(0), x2: g.width - g.right, y2: y(0) }),
+    label(signed(bound), { x: g.left - 6, y: y(bound) }, { "text-anchor": "end", dy: "0.35em" }),
+    label("0", { x: g.left - 6, y: y(0) }, { "text-anchor": "end", dy: "0.35em" }),
+    label(signed(-bound), { x: g.left - 6, y: y(-bound) }, { "text-anchor": "end", dy: "0.35em" }),
+    label("ply 0", { x: x(0), y: g.height - 6 }, { "text-anchor": "start" }),
+    label(`ply ${plies}`, { x: x(plies), y: g.height - 6 }, { "text-anchor": "end" }),
+  ];
+}
+
+// One state's point, with its numbers as data attributes and a tooltip.
+function graphPoint(p, x, y) {
+  const shown = p.ply === app.index;
+  const circle = svg("circle", {
+    class: `point ${p.exact ? "exact" : "estimate"}${shown ? " current" : ""}`,
+    cx: x(p.ply), cy: y(p.margin), r: shown ? 5.5 : 4,
+    "data-ply": p.ply, "data-margin": p.margin, "data-exact": p.exact,
+  });
+  const how = p.exact ? "exact" : "estimate";
+  circle.append(svg("title", {},
+    `ply ${p.ply}, ${p.toMove} to move: South's final margin ${signed(p.margin)} (${how})`));
+  return circle;
 }
 
 // ---- moves --------------------------------------------------------------
@@ -333,6 +432,154 @@ function stepTo(direction) {
   render(current());
 }
 
+// ---- the Tables view ----------------------------------------------------
+
+// The chart's size and margins, in the units of its viewBox.
+const LEVELS_CHART = { width: 640, height: 240, left: 44, right: 44, top: 12, bottom: 30 };
+
+// Shows the board or the Tables view; the Tables view is read afresh each
+// time, so that tables built since show.
+function setView(view) {
+  $("board-view").hidden = view !== "board";
+  $("tables-view").hidden = view !== "tables";
+  $("view-board").setAttribute("aria-pressed", String(view === "board"));
+  $("view-tables").setAttribute("aria-pressed", String(view === "tables"));
+  if (view === "tables") guarded(loadTablesView);
+}
+
+async function loadTablesView() {
+  const list = $("tables-list");
+  list.dataset.state = "busy";
+  const { tables } = await request("/v1/tables");
+  const sections = [];
+  for (const table of tables) {
+    const query = `empty_capture=${table.empty_capture}`;
+    const { levels } = await request(`/v1/${table.rules}/${table.pits}/levels?${query}`);
+    sections.push(tableSet(table, levels));
+  }
+  if (sections.length === 0) {
+    sections.push(Object.assign(document.createElement("p"), {
+      textContent: "The server has no tables: build some with `mancala-tb build`.",
+    }));
+  }
+  list.replaceChildren(...sections);
+  list.dataset.state = "ready";
+}
+
+// One rule set: its title, the chart of its levels and the table of them.
+function tableSet(table, levels) {
+  const section = document.createElement("section");
+  section.className = "table-set";
+  section.dataset.id = table.id;
+  const title = document.createElement("h2");
+  const rules = table.empty_capture ? table.rules : `${table.rules} (no empty-pit capture)`;
+  title.textContent = `${rules}, ${table.pits} pits: levels 0 to ${table.max_level}`;
+  const key = document.createElement("p");
+  key.className = "key";
+  key.innerHTML = '<span class="key-won">■</span> won <span class="key-drawn">■</span> drawn ' +
+    '<span class="key-lost">■</span> lost for the player to move, ' +
+    '<span class="key-mean">●</span> mean value in stones (right axis)';
+  section.append(title, levelsChart(levels), key, levelsTable(levels));
+  return section;
+}
+
+// The stacked shares of each level and the line of their mean values.
+function levelsChart(levels) {
+  const c = LEVELS_CHART;
+  const chart = svg("svg", {
+    class: "levels-chart", viewBox: `0 0 ${c.width} ${c.height}`, role: "img",
+    "aria-label": "shares won, drawn and lost and the mean value per level",
+  });
+  const slot = (c.width - c.left - c.right) / levels.length;
+  const share = scale(0, 1, c.height - c.bottom, c.top);
+  const means = levels.map((l) => l.mean_value);
+  const low = Math.min(0, ...means);
+  const high = Math.max(0, ...means);
+  const room = Math.max(0.5, (high - low) * 0.1);
+  const mean = scale(low - room, high + room, c.height - c.bottom, c.top);
+  const center = (i) => c.left + (i + 0.5) * slot;
+  const parts = levelsAxes(levels, share, mean, [low, high], center);
+  levels.forEach((level, i) => {
+    let bottom = 0;
+    for (const part of ["won", "drawn", "lost"]) {
+      const top = bottom + level[part];
+      parts.push(svg("rect", {
+        class: `bar ${part}`, x: center(i) - 0.4 * slot, width: 0.8 * slot,
+        y: share(top), height: share(bottom) - share(top),
+      }));
+      bottom = top;
+    }
+  });
+  const line = levels.map((l, i) => `${center(i)},${mean(l.mean_value)}`).join(" ");
+  parts.push(svg("polyline", { class: "mean", points: line }));
+  levels.forEach((level, i) => parts.push(levelPoint(level, center(i), mean(level.mean_value))));
+  chart.append(...parts);
+  return chart;
+}
+
+// The share axis on the left, the mean-value axis on the right (0 and the
+// extreme means), and the levels along the bottom (every one, or every few
+// when there are many).
+function levelsAxes(levels, share, mean, [low, high], center) {
+  const c = LEVELS_CHART;
+  const text = (content, attributes) => svg("text", { class: "axis", dy: "0.35em", ...attributes }, content);
+  const parts = [];
+  for (const s of [0, 0.5, 1]) {
+    parts.push(text(`${100 * s}%`, { x: c.left - 6, y: share(s), "text-anchor": "end" }));
+  }
+  const apart = (v) => v === 0 || Math.abs(v) > 0.1 * (high - low);
+  for (const v of new Set([low, 0, high])) {
+    if (!apart(v)) continue;
+    parts.push(text(v.toFixed(1), { x: c.width - c.right + 6, y: mean(v), "text-anchor": "start" }));
+  }
+  const every = Math.ceil(levels.length / 24);
+  levels.forEach((level, i) => {
+    if (i % every === 0) {
+      parts.push(text(String(level.stones), { x: center(i), y: c.height - c.bottom + 12, "text-anchor": "middle" }));
+    }
+  });
+  parts.push(text("stones on the board", { x: c.width / 2, y: c.height - 4, "text-anchor": "middle" }));
+  return parts;
+}
+
+// One level's point on the mean line, with its numbers as data attributes.
+function levelPoint(level, cx, cy) {
+  const point = svg("circle", {
+    class: "level-point", cx, cy, r: 3.5,
+    "data-level": level.stones, "data-won": level.won, "data-drawn": level.drawn,
+    "data-lost": level.lost, "data-mean": level.mean_value,
+  });
+  const percent = (s) => `${(100 * s).toFixed(1)}%`;
+  point.append(svg("title", {},
+    `${level.stones} stones: won ${percent(level.won)}, drawn ${percent(level.drawn)}, ` +
+    `lost ${percent(level.lost)}, mean value ${signed(Number(level.mean_value.toFixed(2)))}`));
+  return point;
+}
+
+// The levels as rows: sizes and shares.
+function levelsTable(levels) {
+  const table = document.createElement("table");
+  table.className = "levels";
+  const head = ["stones", "positions", "bytes", "bits/position", "won", "drawn", "lost", "mean value"];
+  const row = (cells, tag) => {
+    const tr = document.createElement("tr");
+    tr.append(...cells.map((text) => Object.assign(document.createElement(tag), { textContent: text })));
+    return tr;
+  };
+  const percent = (s) => `${(100 * s).toFixed(1)}%`;
+  table.append(row(head, "th"));
+  for (const l of levels) {
+    const tr = row([
+      String(l.stones), l.positions.toLocaleString("en"), l.bytes.toLocaleString("en"),
+      l.bits_per_position.toFixed(3), percent(l.won), percent(l.drawn), percent(l.lost),
+      l.mean_value.toFixed(3),
+    ], "td");
+    tr.dataset.level = l.stones;
+    table.append(tr);
+  }
+  return table;
+}
+
 // ---- a new game ---------------------------------------------------------
 
 function startPosition(pits) {
@@ -387,6 +634,8 @@ function init() {
   $("error-close").addEventListener("click", clearError);
   $("undo").addEventListener("click", () => stepTo(-1));
   $("redo").addEventListener("click", () => stepTo(1));
+  $("view-board").addEventListener("click", () => setView("board"));
+  $("view-tables").addEventListener("click", () => setView("tables"));
   guarded(async () => {
     await loadTables();
     await newGame();

@@ -14,6 +14,8 @@ use mancala_gen::{BuildObserver, BuildOptions, LevelReport};
 
 use crate::args::{parse_cycles, parse_encoding, parse_threads, RulesArgs};
 use crate::cluster::Job;
+use crate::plot::profile::LevelCost;
+use crate::plot::{self, SvgPath};
 
 #[derive(Args)]
 pub struct BuildArgs {
@@ -58,6 +60,10 @@ pub struct BuildArgs {
     /// (default: `scratch/` in the tables' directory).
     #[arg(long)]
     scratch: Option<PathBuf>,
+    /// Draw the summary as an SVG chart in this file when the build ends:
+    /// wall seconds, positions per second and resident peak per level.
+    #[arg(long, value_name = "FILE.svg")]
+    profile: Option<PathBuf>,
 }
 
 pub(crate) const SUMMARY_HEADER: &str = "level      positions   seconds   positions/s         bytes  bits/pos          won        drawn         lost   peak RSS  anon peak       read    written";
@@ -66,6 +72,7 @@ const FORCED_SUMMARY_HEADER: &str = "level      positions   seconds   positions/
 
 pub fn run(args: BuildArgs) -> Result<bool> {
     let rules = args.rules.rules()?;
+    let profile = args.profile.as_deref().map(SvgPath::new).transpose()?;
     if let Some(threads) = args.threads {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -107,7 +114,43 @@ pub fn run(args: BuildArgs) -> Result<bool> {
     for line in rank_lines {
         out!("{line}");
     }
+    if let Some(profile) = profile {
+        let title = format!(
+            "build of {rules}, {}, levels 0..={}",
+            plot::kind_name(args.cycles),
+            args.stones
+        );
+        write_profile(&profile, &title, &reports)?;
+    }
     Ok(true)
+}
+
+/// Draws the summary's rows, `reports`, as the chart `title` in `profile`.
+fn write_profile(profile: &SvgPath, title: &str, reports: &[LevelReport]) -> Result<()> {
+    let costs: Vec<LevelCost> = reports.iter().map(level_cost).collect();
+    profile.write(&plot::profile::chart(title, &costs)?)?;
+    out!("build profile: {}", profile.path().display());
+    Ok(())
+}
+
+/// What a level cost, as its summary row gives it.
+fn level_cost(r: &LevelReport) -> LevelCost {
+    LevelCost {
+        level: r.level,
+        seconds: r.seconds,
+        rate: rate(r),
+        peak_rss_bytes: r.usage.peak_rss_bytes,
+        reused: r.reused,
+    }
+}
+
+/// Positions solved per second, for a level that was solved and large
+/// enough for a rate to mean anything: a level of a few positions takes
+/// whatever the scheduler gives it, so its rate would be noise.
+fn rate(r: &LevelReport) -> Option<f64> {
+    const MIN_POSITIONS: u64 = 1000;
+    (!r.reused && r.positions >= MIN_POSITIONS && r.seconds >= 0.01)
+        .then(|| r.positions as f64 / r.seconds)
 }
 
 /// The summary's last line: the whole build's figures.
@@ -244,13 +287,10 @@ fn summary_row(r: &LevelReport) -> String {
             format!("{won:>12} {drawn:>12} {lost:>12}")
         }
     };
-    let rate = if r.reused {
-        "reused".to_string()
-    } else if r.seconds < 0.01 {
-        // Too quick for a rate to mean anything.
-        "-".to_string()
-    } else {
-        format!("{:.0}", r.positions as f64 / r.seconds)
+    let rate = match rate(r) {
+        Some(rate) => format!("{rate:.0}"),
+        None if r.reused => "reused".to_string(),
+        None => "-".to_string(),
     };
     let mib = |bytes: Option<u64>| bytes.map_or("-".to_string(), mebibytes);
     let u = &r.usage;

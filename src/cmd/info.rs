@@ -5,11 +5,14 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
 use mancala_format::{dir_name, TableFile};
-use serde_json::{json, Value as Json};
+use serde_json::json;
 use sha2::{Digest, Sha256};
+
+use crate::levels::{LevelSummary, TableSet};
+use crate::plot::{self, SvgPath};
 
 #[derive(Args)]
 pub struct InfoArgs {
@@ -19,6 +22,11 @@ pub struct InfoArgs {
     /// One JSON object per table file.
     #[arg(long)]
     json: bool,
+    /// Also draw the levels as an SVG chart in this file, a panel per rule
+    /// set: the shares won, drawn and lost for the mover and the mean value
+    /// (even tables), or the share whose bounds meet (forced tables).
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
 }
 
 /// Every table file under `root`, grouped by rule-set directory.
@@ -54,13 +62,19 @@ fn sha256_hex(path: &Path) -> std::io::Result<String> {
 }
 
 pub fn run(args: InfoArgs) -> Result<bool> {
+    let plot = args.plot.as_deref().map(SvgPath::new).transpose()?;
     let files = table_files(&args.dir)?;
+    if files.is_empty() && plot.is_some() {
+        bail!("no tables in {} to plot", args.dir.display());
+    }
     if files.is_empty() && !args.json {
         out!("no tables in {}", args.dir.display());
     }
     let mut all_ok = true;
     // Per rule set: levels, positions, bytes.
     let mut totals: BTreeMap<String, (u32, u64, u64)> = BTreeMap::new();
+    // Per rule set, what the chart draws.
+    let mut sets: BTreeMap<String, TableSet> = BTreeMap::new();
     if !args.json {
         out!(
             "{:<18} {:>5} {:>14} {:>13} {:>9}  {:<8}  values (value:count)",
@@ -96,15 +110,11 @@ pub fn run(args: InfoArgs) -> Result<bool> {
             }
         };
         let h = table.header();
-        let bits = 8.0 * table.bytes() as f64 / h.positions as f64;
-        let exact = h.exact_positions();
-        let exact_share = exact.map(|e| e as f64 / h.positions as f64);
+        let id = dir_name(&h.rules, h.cycles);
+        let summary = LevelSummary::of(&table);
+        let bits = summary.bits_per_position();
+        let (exact, exact_share) = (summary.exact, summary.exact_share());
         if args.json {
-            let histogram: serde_json::Map<String, Json> = h
-                .histogram
-                .iter()
-                .map(|(v, c)| (v.to_string(), json!(c)))
-                .collect();
             out!(
                 "{}",
                 json!({
@@ -116,11 +126,11 @@ pub fn run(args: InfoArgs) -> Result<bool> {
                     "value_encoding": h.encoding_name(), "checksum": checksum,
                     "crc32": table.stored_checksum().ok().map(|crc| format!("{crc:08x}")),
                     "sha256": sha256_hex(&path).ok(),
-                    "histogram": histogram, "exact": exact, "exact_share": exact_share,
+                    "histogram": summary.histogram_json(), "exact": exact,
+                    "exact_share": exact_share,
                 })
             );
         } else {
-            let id = dir_name(&h.rules, h.cycles);
             let values = match (exact, exact_share) {
                 (Some(exact), Some(share)) => format!(
                     "forced bounds meet on {exact} of {} positions ({:.2}%)",
@@ -144,6 +154,14 @@ pub fn run(args: InfoArgs) -> Result<bool> {
                 table.bytes(),
             );
         }
+        sets.entry(id)
+            .or_insert_with(|| TableSet {
+                rules: h.rules,
+                cycles: h.cycles,
+                levels: Vec::new(),
+            })
+            .levels
+            .push(summary);
     }
     for (id, (levels, positions, bytes)) in totals {
         out!(
@@ -151,5 +169,21 @@ pub fn run(args: InfoArgs) -> Result<bool> {
             8.0 * bytes as f64 / positions as f64
         );
     }
+    if let Some(plot) = plot {
+        write_chart(&plot, &args, sets.into_values().collect())?;
+    }
     Ok(all_ok)
+}
+
+/// Draws the levels of `sets`, every table set `info` could read, in
+/// `plot`.
+fn write_chart(plot: &SvgPath, args: &InfoArgs, sets: Vec<TableSet>) -> Result<()> {
+    if sets.is_empty() {
+        bail!("no table in {} could be read to plot", args.dir.display());
+    }
+    plot.write(&plot::levels::chart(&sets)?)?;
+    if !args.json {
+        out!("chart of the levels: {}", plot.path().display());
+    }
+    Ok(())
 }

@@ -396,7 +396,8 @@ fn small_reports_say_what_they_mean() {
         let digest = file["sha256"].as_str().expect("a sha256");
         assert!(golden.contains(&format!("{digest}  {listed}\n")), "{file}");
     }
-    // Level 0 is built in no time: no rate is made up for it.
+    // Level 0 is one position: no rate is made up for it, however long
+    // the scheduler made it take.
     let summary = crate::cli::ok(&["build", "--stones", "4", "--dir", &path, "--force"]);
     let level0 = summary
         .lines()

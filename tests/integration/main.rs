@@ -1,6 +1,7 @@
 //! Integration tests of the `mancala-tb` binary: the command line, the
 //! HTTP server and the web board, each driven as a user would.
 
+mod charts;
 mod cli;
 mod cluster;
 mod edges;

@@ -26,6 +26,8 @@ const MAX_BODY: usize = 1 << 20;
 
 const OWARE_MAX: u32 = 8;
 const KALAH_MAX: u32 = 12;
+/// The forced oware tables, for the levels endpoint.
+const FORCED_MAX: u32 = 5;
 
 /// Tables and a server on them, shared by every test of this file.
 struct Fixture {
@@ -54,6 +56,9 @@ fn fixture() -> &'static Fixture {
         let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("server-tables");
         build(&BuildOptions::new(&root, oware(), OWARE_MAX), &Quiet).unwrap();
         build(&BuildOptions::new(&root, kalah(), KALAH_MAX), &Quiet).unwrap();
+        let mut forced = BuildOptions::new(&root, oware(), FORCED_MAX);
+        forced.cycles = Cycles::Forced;
+        build(&forced, &Quiet).unwrap();
         let server = Served::start(&root);
         Fixture {
             oware: Tablebase::open(&root, oware()).unwrap(),
@@ -167,6 +172,118 @@ fn tables_lists_every_rule_set() {
         assert_eq!(entry["max_level"], max, "{entry}");
         assert_eq!(entry["positions"], positions, "{entry}");
         assert!(entry["bytes"].as_u64().unwrap() > 0, "{entry}");
+    }
+}
+
+/// What `levels` answers for one level, from `info --json`'s object of
+/// its file: the same sizes and histogram, and the shares computed from
+/// the histogram (even tables) or the exact share (forced ones).
+fn expected_level(info: &Json) -> Json {
+    let positions = info["positions"].as_u64().unwrap();
+    let histogram = info["histogram"].as_object().unwrap();
+    let count = |keep: fn(i64) -> bool| -> u64 {
+        histogram
+            .iter()
+            .filter(|(v, _)| keep(v.parse().unwrap()))
+            .map(|(_, c)| c.as_u64().unwrap())
+            .sum()
+    };
+    let share = |n: u64| json!(n as f64 / positions as f64);
+    let even = info["cycles"] == "even";
+    let total: i64 = histogram
+        .iter()
+        .map(|(v, c)| v.parse::<i64>().unwrap() * c.as_u64().unwrap() as i64)
+        .sum();
+    let if_even = |value: Json| if even { value } else { Json::Null };
+    json!({
+        "stones": info["level"],
+        "positions": positions,
+        "bytes": info["bytes"],
+        "bits_per_position": info["bits_per_position"],
+        "histogram": info["histogram"],
+        "won": if_even(share(count(|v| v > 0))),
+        "drawn": if_even(share(count(|v| v == 0))),
+        "lost": if_even(share(count(|v| v < 0))),
+        "mean_value": if_even(json!(total as f64 / positions as f64)),
+        "exact": info["exact"],
+        "exact_share": info["exact_share"],
+    })
+}
+
+#[test]
+fn levels_match_info_json() {
+    let root = fixture().root.to_str().unwrap();
+    let infos: Vec<Json> =
+        crate::cli::json_lines(&crate::cli::ok(&["info", "--json", "--dir", root]));
+    for (path, id, rules, pits, cycles, max) in [
+        (
+            "/v1/oware/6/levels",
+            "oware-6",
+            "oware",
+            6,
+            "even",
+            OWARE_MAX,
+        ),
+        (
+            "/v1/kalah/4/levels?empty_capture=true",
+            "kalah-4",
+            "kalah",
+            4,
+            "even",
+            KALAH_MAX,
+        ),
+        (
+            "/v1/oware/6/levels?cycles=forced",
+            "oware-6",
+            "oware",
+            6,
+            "forced",
+            FORCED_MAX,
+        ),
+    ] {
+        let (status, body) = answer(get(path));
+        assert_eq!(status, StatusCode::OK, "{path}: {body}");
+        let expected: Vec<Json> = infos
+            .iter()
+            .filter(|i| i["rules"] == rules && i["pits"] == pits && i["cycles"] == cycles)
+            .map(expected_level)
+            .collect();
+        assert_eq!(expected.len(), max as usize + 1, "{path}");
+        assert_eq!(
+            body,
+            json!({"id": id, "rules": rules, "pits": pits, "empty_capture": true,
+                   "cycles": cycles, "levels": expected}),
+            "{path}"
+        );
+    }
+}
+
+#[test]
+fn levels_errors_are_client_errors() {
+    let message = assert_error(
+        get("/v1/wari/6/levels"),
+        StatusCode::NOT_FOUND,
+        "out_of_range",
+    );
+    assert!(
+        message.contains("mancala-tb build --rules wari"),
+        "{message}"
+    );
+    let message = assert_error(
+        get("/v1/kalah/4/levels?cycles=forced"),
+        StatusCode::NOT_FOUND,
+        "out_of_range",
+    );
+    assert!(message.contains("--cycles forced"), "{message}");
+    for path in [
+        "/v1/oware/6/levels?cycles=sometimes",
+        "/v1/chess/6/levels",
+        "/v1/oware/six/levels",
+        "/v1/oware/6/levels?empty_capture=false",
+        "/v1/oware/6/levels?colour=red",
+    ] {
+        let response = get(path);
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{path}");
     }
 }
 
@@ -547,6 +664,11 @@ fn a_damaged_table_is_a_server_error() {
     let (status, body) = answer(client.get(format!("{base}/v1/tables")).send().unwrap());
     assert_eq!(status, StatusCode::OK);
     assert!(body["tables"][0]["error"].is_string(), "{body}");
+    let levels = client
+        .get(format!("{base}/v1/oware/6/levels"))
+        .send()
+        .unwrap();
+    assert_error(levels, StatusCode::INTERNAL_SERVER_ERROR, "corrupted");
 }
 
 #[test]

@@ -1,15 +1,16 @@
 //! The web board in a real browser: `serve` on small tables,
 //! Chromium driven through chromedriver (WebDriver), the page's moves and
-//! values checked against the JSON API: analysis mode on Kalah(4, 1), then
-//! whole games against the engine in play mode, Kalah(4, 3) as South and an
-//! oware endgame as North.
+//! values checked against the JSON API: analysis mode on Kalah(4, 1) with
+//! its evaluation graph, the Tables view, then whole games against the
+//! engine in play mode, Kalah(4, 3) as South and an oware endgame as North.
 //!
 //! Needs Debian's `chromium` and `chromium-driver` (`.ci/run` installs
 //! them). Without them the test is skipped with a notice on stderr that
 //! says how to install them, unless `MANCALA_TB_REQUIRE_BROWSER=1` (set by
 //! `.ci/run`), which makes their absence a failure. With
-//! `MANCALA_TB_SCREENSHOT=1` it writes the analysis screenshot of the
-//! README to `docs/analysis.png`.
+//! `MANCALA_TB_SCREENSHOT=1` it writes the README's screenshots of the
+//! analysis (`docs/analysis.png`) and of the Tables view
+//! (`docs/tables.png`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -41,6 +42,11 @@ const OWARE_ENDGAME: &str = "1,0,2,0,0,1/0,1,0,0,1,0";
 
 /// Longest game played in play mode, in plies, before the test gives up.
 const MAX_PLIES: usize = 200;
+
+/// The window's size, and its size for the screenshots: tall enough for
+/// the board and its graph.
+const WINDOW: (u32, u32) = (1000, 760);
+const SCREENSHOT_WINDOW: (u32, u32) = (1000, 1080);
 
 /// A chromedriver process, ended when the test ends however it ends.
 struct Driver(Child);
@@ -103,7 +109,7 @@ async fn browser(driver_url: &str) -> Client {
             "binary": CHROMIUM,
             "args": ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                      "--disable-background-networking", "--disable-component-update",
-                     "--disable-sync", "--window-size=1000,760"],
+                     "--disable-sync", format!("--window-size={},{}", WINDOW.0, WINDOW.1)],
         }),
     );
     let started = Instant::now();
@@ -138,6 +144,13 @@ async fn serve_tables() -> (Served, tempfile::TempDir) {
     .await
     .unwrap();
     (Served::start(&root), dir)
+}
+
+/// The API's answer to a GET, which must succeed.
+async fn api_get(base: &str, path: &str) -> Json {
+    let response = reqwest::get(format!("{base}{path}")).await.unwrap();
+    assert!(response.status().is_success(), "{path}");
+    response.json().await.unwrap()
 }
 
 /// The API's answer to a POST, which must succeed.
@@ -245,6 +258,7 @@ async fn the_web_board_analyses_and_plays_in_chromium() {
     let session = client.clone();
     let outcome = tokio::spawn(async move {
         drive(&session, &base).await;
+        tables_view(&session, &base).await;
         play_kalah(&session, &base).await;
         play_oware_endgame(&session, &base).await;
         fits_a_narrow_screen(&session, &base).await;
@@ -257,8 +271,10 @@ async fn the_web_board_analyses_and_plays_in_chromium() {
     }
 }
 
-/// Kalah(4, 1) in analysis mode: the best move three times by clicking,
-/// undo and redo, then a bad position's error banner.
+/// Kalah(4, 1) in analysis mode: three moves by clicking, the first the
+/// worst of the start (so that the evaluation graph steps down) and then
+/// the best ones, the graph checked after each; undo and redo, then a bad
+/// position's error banner.
 async fn drive(client: &Client, base: &str) {
     client.goto(&format!("{base}/")).await.unwrap();
     client
@@ -283,32 +299,43 @@ async fn drive(client: &Client, base: &str) {
     ];
     settled(client, &states[0]).await;
     check_board(client, base, &states[0]).await;
-    for _ in 0..3 {
+    for ply in 0..3 {
         let state = states.last().unwrap().clone();
         let analysis = api(base, "/v1/analyze", kalah_request(&state)).await;
-        let best = analysis["best"][0].as_str().unwrap();
-        let pit = best.as_bytes()[0] - b'a';
+        let chosen = if ply == 0 {
+            worst_move(&analysis)
+        } else {
+            analysis["best"][0].as_str().unwrap().to_string()
+        };
+        let pit = chosen.as_bytes()[0] - b'a';
         let mover = state["to_move"].as_str().unwrap();
         click(client, Locator::Id(&format!("pit-{mover}-{pit}"))).await;
         let mut request = kalah_request(&state);
-        request["move"] = best.into();
+        request["move"] = chosen.into();
         let next = api(base, "/v1/play", request).await["state"].clone();
         settled(client, &next).await;
         check_board(client, base, &next).await;
         states.push(next);
+        check_graph(client, base, &states, states.len() - 1).await;
     }
-    if std::env::var(SCREENSHOT).is_ok_and(|v| v == "1") {
-        let png = client.screenshot().await.unwrap();
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/analysis.png");
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, png).unwrap();
-    }
+    // South's worst first move is a step down for South.
+    let margins = page(
+        client,
+        "return [...document.querySelectorAll('#graph circle[data-ply]')]\
+         .map(c => Number(c.dataset.margin));",
+    )
+    .await;
+    assert!(margins[0].as_i64() > margins[1].as_i64(), "{margins}");
+    screenshot(client, "docs/analysis.png").await;
 
     click(client, Locator::Id("undo")).await;
     settled(client, &states[2]).await;
     check_board(client, base, &states[2]).await;
+    // The game played stays on the graph; the marker moves back a ply.
+    check_graph(client, base, &states, 2).await;
     click(client, Locator::Id("redo")).await;
     settled(client, &states[3]).await;
+    check_graph(client, base, &states, 3).await;
 
     client
         .find(Locator::Id("position"))
@@ -332,6 +359,177 @@ async fn drive(client: &Client, base: &str) {
     )
     .await;
     assert_eq!(shown, states[3]["position"]);
+}
+
+/// The first of the moves of lowest value in an analysis.
+fn worst_move(analysis: &Json) -> String {
+    let moves = analysis["moves"].as_array().unwrap();
+    let worst = moves
+        .iter()
+        .min_by_key(|m| m["value"].as_i64().unwrap())
+        .unwrap();
+    worst["move"].as_str().unwrap().to_string()
+}
+
+/// With `MANCALA_TB_SCREENSHOT=1`, writes the page as it is to `file`
+/// (relative to the repository) for the README, in a window tall enough
+/// for the board and its graph.
+async fn screenshot(client: &Client, file: &str) {
+    if !std::env::var(SCREENSHOT).is_ok_and(|v| v == "1") {
+        return;
+    }
+    let (width, height) = SCREENSHOT_WINDOW;
+    client.set_window_size(width, height).await.unwrap();
+    let png = client.screenshot().await.unwrap();
+    client.set_window_size(WINDOW.0, WINDOW.1).await.unwrap();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, png).unwrap();
+}
+
+/// South's final margin with perfect play in an analysis of a Kalah(4)
+/// game state, and whether it is exact: what the graph must show for it.
+async fn south_margin(base: &str, state: &Json) -> (Json, i64, bool) {
+    let analysis = api(base, "/v1/analyze", kalah_request(state)).await;
+    let margin = analysis["final_margin"].as_i64().unwrap();
+    let south = if state["to_move"] == "south" {
+        margin
+    } else {
+        -margin
+    };
+    (
+        analysis.clone(),
+        south,
+        analysis["exact"].as_bool().unwrap(),
+    )
+}
+
+/// Insists that the evaluation graph shows a point per state of `states`
+/// (ply 0 the start) with South's final margin and its exactness from the
+/// API, drawn filled when exact and hollow when not, the marker at
+/// `shown`, and the perfect continuation dashed from the last state for as
+/// many plies as the API's perfect line, at the last state's margin.
+async fn check_graph(client: &Client, base: &str, states: &[Json], shown: usize) {
+    let mut expected = Vec::new();
+    let mut last = (Json::Null, 0, true);
+    for (ply, state) in states.iter().enumerate() {
+        last = south_margin(base, state).await;
+        expected.push(json!([ply, last.1, last.2]));
+    }
+    let points = page(
+        client,
+        "return [...document.querySelectorAll('#graph circle[data-ply]')].map(c => \
+         [Number(c.dataset.ply), Number(c.dataset.margin), c.dataset.exact === 'true']);",
+    )
+    .await;
+    assert_eq!(points, Json::Array(expected), "the graph's points");
+    let drawn = page(
+        client,
+        "return [...document.querySelectorAll('#graph circle[data-ply]')].every(c => \
+         c.classList.contains(c.dataset.exact === 'true' ? 'exact' : 'estimate'));",
+    )
+    .await;
+    assert_eq!(drawn, json!(true), "exact points filled, estimates hollow");
+    let marker = page(
+        client,
+        "return Number(document.getElementById('graph-marker').dataset.ply);",
+    )
+    .await;
+    assert_eq!(marker, json!(shown), "the marker");
+    let (analysis, margin, _) = last;
+    let plies = analysis["pv"].as_array().unwrap().len();
+    let continuation = if analysis["end"].is_null() && plies > 0 {
+        json!([states.len() - 1, plies, margin])
+    } else {
+        Json::Null
+    };
+    let perfect = page(
+        client,
+        "const p = document.getElementById('graph-perfect'); \
+         return p && [Number(p.dataset.from), Number(p.dataset.plies), Number(p.dataset.margin)];",
+    )
+    .await;
+    assert_eq!(perfect, continuation, "the perfect continuation");
+}
+
+/// The Tables view: for every rule set of `GET /v1/tables`, a point per
+/// level on its chart with the shares and mean value of
+/// `GET /v1/{rules}/{pits}/levels`, and a row per level; then back to the
+/// board, which still shows its game.
+async fn tables_view(client: &Client, base: &str) {
+    let position = page(
+        client,
+        "return document.getElementById('board').dataset.position;",
+    )
+    .await;
+    click(client, Locator::Id("view-tables")).await;
+    let started = Instant::now();
+    while page(
+        client,
+        "return document.getElementById('tables-list').dataset.state;",
+    )
+    .await
+        != "ready"
+    {
+        assert!(started.elapsed() < SETTLE, "the Tables view does not load");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let tables = api_get(base, "/v1/tables").await;
+    let tables = tables["tables"].as_array().unwrap();
+    assert_eq!(tables.len(), 2, "{tables:?}");
+    for table in tables {
+        let id = table["id"].as_str().unwrap();
+        let path = format!(
+            "/v1/{}/{}/levels?empty_capture={}",
+            table["rules"].as_str().unwrap(),
+            table["pits"],
+            table["empty_capture"]
+        );
+        let levels = api_get(base, &path).await;
+        let numbers = |level: &Json| -> Vec<f64> {
+            ["stones", "won", "drawn", "lost", "mean_value"]
+                .iter()
+                .map(|k| level[*k].as_f64().unwrap())
+                .collect()
+        };
+        let expected: Vec<Vec<f64>> = levels["levels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(numbers)
+            .collect();
+        let shown = page(
+            client,
+            &format!(
+                "return [...document.querySelectorAll(\"section[data-id='{id}'] circle[data-level]\")] \
+                 .map(c => [c.dataset.level, c.dataset.won, c.dataset.drawn, c.dataset.lost, \
+                 c.dataset.mean].map(Number));"
+            ),
+        )
+        .await;
+        let shown: Vec<Vec<f64>> = serde_json::from_value(shown).unwrap();
+        assert_eq!(shown, expected, "{id}: a point per level");
+        let rows = page(
+            client,
+            &format!(
+                "return [...document.querySelectorAll(\"section[data-id='{id}'] tr[data-level]\")] \
+                 .map(r => Number(r.dataset.level));"
+            ),
+        )
+        .await;
+        let stones: Vec<Json> = expected.iter().map(|l| json!(l[0] as u64)).collect();
+        assert_eq!(rows, Json::Array(stones), "{id}: a row per level");
+    }
+    screenshot(client, "docs/tables.png").await;
+    click(client, Locator::Id("view-board")).await;
+    let back = page(
+        client,
+        "return [document.getElementById('tables-view').hidden, \
+         document.getElementById('board-view').hidden, \
+         document.getElementById('board').dataset.position];",
+    )
+    .await;
+    assert_eq!(back, json!([true, false, position]), "back on the board");
 }
 
 /// Sets the form and starts a new game: `rules` a table id, `start` seeds
