@@ -97,8 +97,9 @@ pub trait LevelState: Sync + Sized {
     fn seed(&self, t: u8, at: usize, flag: u8) -> (bool, bool);
 
     /// The thresholds at which position `at` could still join a set on its
-    /// own ([`LevelState::seed`]), as bits ([`threshold_bit`]). More bits
-    /// than needed cost time only; a missing one would lose a seed.
+    /// own ([`LevelState::seed`]), as bits: bit `t` for threshold `t`, the
+    /// top bit for every threshold from 63 up. More bits than needed cost
+    /// time only; a missing one would lose a seed.
     fn seed_thresholds(&self, at: usize) -> u64;
 
     /// A parent of `edges` new members of the first set: whether it joins
