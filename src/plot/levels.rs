@@ -13,7 +13,7 @@ use mancala_core::Cycles;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{kind_name, level_label, level_span, palette, percent, render, Area, Points};
+use super::{kind_name, level_axes, level_span, palette, percent, render, Area, Points};
 use crate::levels::{LevelSummary, TableSet};
 
 /// Width of the chart and height of one table set's panel, in pixels.
@@ -144,15 +144,7 @@ fn even_panel(area: &Area<'_>, levels: &[LevelSummary], points: &mut Points) -> 
             (first..last).into_segmented(),
             value_range(means.iter().map(|&(_, m)| m)),
         );
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .light_line_style(TRANSPARENT)
-        .x_desc("stones on the board (level)")
-        .x_label_formatter(&level_label)
-        .y_desc("share of the level's positions")
-        .y_label_formatter(&percent)
-        .draw()?;
+    level_axes(&mut chart, "share of the level's positions", &percent)?;
     chart
         .configure_secondary_axes()
         .y_desc("mean value for the mover (stones)")
@@ -205,15 +197,7 @@ fn forced_panel(area: &Area<'_>, levels: &[LevelSummary], points: &mut Points) -
         .x_label_area_size(40)
         .y_label_area_size(60)
         .build_cartesian_2d((first..last).into_segmented(), 0.0..1.0)?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .light_line_style(TRANSPARENT)
-        .x_desc("stones on the board (level)")
-        .x_label_formatter(&level_label)
-        .y_desc("share of the level's positions")
-        .y_label_formatter(&percent)
-        .draw()?;
+    level_axes(&mut chart, "share of the level's positions", &percent)?;
     let shares: Vec<(&LevelSummary, u64, f64)> = levels
         .iter()
         .filter_map(|l| Some((l, l.exact?, l.exact_share()?)))

@@ -18,6 +18,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use mancala_core::Cycles;
+use plotters::coord::ranged1d::SegmentedCoord;
+use plotters::coord::types::{RangedCoordf64, RangedCoordu32};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -158,6 +160,30 @@ fn level_label(value: &SegmentValue<u32>) -> String {
         SegmentValue::Exact(n) | SegmentValue::CenterOf(n) => n.to_string(),
         SegmentValue::Last => String::new(),
     }
+}
+
+/// A chart whose x axis is the levels and whose y axis is a number.
+type LevelChart<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<SegmentedCoord<RangedCoordu32>, RangedCoordf64>>;
+
+/// Draws the axes every level chart shares: levels along the bottom, no
+/// grid lines, and the y axis described by `y_desc` with labels by
+/// `y_label`.
+fn level_axes(
+    chart: &mut LevelChart<'_, '_>,
+    y_desc: &str,
+    y_label: &dyn Fn(&f64) -> String,
+) -> Result<()> {
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .light_line_style(TRANSPARENT)
+        .x_desc("stones on the board (level)")
+        .x_label_formatter(&level_label)
+        .y_desc(y_desc)
+        .y_label_formatter(y_label)
+        .draw()?;
+    Ok(())
 }
 
 /// The kind of table, as a chart's title names it.

@@ -12,7 +12,7 @@
 use anyhow::Result;
 use plotters::prelude::*;
 
-use super::{level_label, level_span, palette, render, Area, Points};
+use super::{level_axes, level_span, palette, render, Area, Points};
 
 /// What one level of a build cost, as its summary row says.
 #[derive(Clone, Copy, Debug)]
@@ -102,15 +102,7 @@ fn draw_panel(
         .x_label_area_size(36)
         .y_label_area_size(80)
         .build_cartesian_2d((first..last).into_segmented(), 0.0..axis_top(top))?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .light_line_style(TRANSPARENT)
-        .x_desc("stones on the board (level)")
-        .x_label_formatter(&level_label)
-        .y_desc(panel.unit)
-        .y_label_formatter(&axis_number)
-        .draw()?;
+    level_axes(&mut chart, panel.unit, &axis_number)?;
     chart.draw_series(LineSeries::new(
         values
             .iter()
