@@ -3,66 +3,130 @@
 //!
 //! Each propagation step of the retrograde strategy finds, for every new
 //! member of a threshold set, its same-level parents by un-moving, and must
-//! then update each parent once with the number of edges that reached it.
-//! In one process that is [`LocalExchange`]: sort, then let each thread
-//! own a disjoint range of parents. A distributed build delivers the same
+//! then update each parent with the number of edges that reached it. In one
+//! process that is [`LocalExchange`]: parents bucketed by index range, then
+//! each bucket applied by one thread. A distributed build delivers the same
 //! parents to the worker that owns their index range first, and applies
 //! them there the same way; the strategy does not change.
 
 use rayon::prelude::*;
-use voracious_radix_sort::RadixSort;
 
 /// Delivers parents to their owners and applies a visit to each.
 pub trait Exchange: Sync {
-    /// Calls `visit(parent, edges)` once per distinct entry of `parents`
-    /// (`edges` = how often it occurs) and returns, in no particular order,
-    /// the parents for which it returned true. A parent is visited by one
-    /// thread only, so `visit` may update its state with plain (relaxed,
-    /// non-read-modify-write) loads and stores.
+    /// Calls `visit(parent, edges)` for the entries of `parents`, a parent
+    /// occurring `k` times being visited with edges summing to `k` (once
+    /// with `k`, or in several smaller visits), and returns, in no
+    /// particular order, the parents for which a visit returned true. A
+    /// parent is visited by one thread only, so `visit` may update its
+    /// state with plain (relaxed, non-read-modify-write) loads and stores.
+    /// The states' visits count edges down and act when the count reaches
+    /// its end, so however the edges are grouped, a level solves the same.
     fn deliver(&self, parents: Vec<u64>, visit: impl Fn(usize, u8) -> bool + Sync) -> Vec<u64>;
 }
 
-/// The exchange of one process: parents sorted (a parallel radix sort, a
-/// few sequential passes over the buffer where a comparison sort makes
-/// many), then updated in parallel over disjoint ranges. Sorting turns the
-/// random updates into a sweep in index order, and no update needs a
-/// locked instruction (which would stall on every cache miss).
+/// The exchange of one process: parents bucketed by index range (one
+/// counting pass and one scatter), then each bucket's parents visited one
+/// edge at a time by one thread. A bucket's range of the state fits in a
+/// core's cache, so the random updates within it hit the cache, with no
+/// sort of the whole buffer and no locked instruction (which would stall
+/// on every cache miss).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LocalExchange;
 
-/// Parents per unit of parallel work when they are applied.
-const RUN_CHUNK: usize = 1 << 13;
+/// Positions per bucket at the least: their state (two or three bytes
+/// each) stays well inside a core's cache while the bucket is applied.
+const MIN_BUCKET_BITS: u32 = 16;
+/// Buckets at the most: bounds each piece's table of bucket counts on the
+/// largest levels, where buckets grow past [`MIN_BUCKET_BITS`] instead.
+const MAX_BUCKETS_BITS: u32 = 14;
+/// Parents per piece of the scatter, at the least.
+const MIN_PIECE: usize = 1 << 16;
+/// Buckets per unit of parallel work when they are applied.
+const BUCKETS_PER_TASK: usize = 8;
 
 impl Exchange for LocalExchange {
-    fn deliver(&self, mut parents: Vec<u64>, visit: impl Fn(usize, u8) -> bool + Sync) -> Vec<u64> {
-        parents.voracious_mt_sort(rayon::current_num_threads());
-        let found: Vec<Vec<u64>> = split_between_runs(&parents, RUN_CHUNK)
+    fn deliver(&self, parents: Vec<u64>, visit: impl Fn(usize, u8) -> bool + Sync) -> Vec<u64> {
+        let Some(&largest) = parents.par_iter().max() else {
+            return Vec::new();
+        };
+        let buckets = Buckets::of(&parents, largest);
+        drop(parents);
+        let found: Vec<Vec<u64>> = (0..buckets.count)
             .into_par_iter()
-            .map(|chunk| {
-                chunk
-                    .chunk_by(|a, b| a == b)
-                    .filter(|run| visit(run[0] as usize, run.len() as u8))
-                    .map(|run| run[0])
-                    .collect()
+            .step_by(BUCKETS_PER_TASK)
+            .map(|first| {
+                let mut joined = Vec::new();
+                for bucket in first..buckets.count.min(first + BUCKETS_PER_TASK) {
+                    for piece in &buckets.pieces {
+                        for &parent in piece.bucket(bucket) {
+                            if visit(parent as usize, 1) {
+                                joined.push(parent);
+                            }
+                        }
+                    }
+                }
+                joined
             })
             .collect();
         found.concat()
     }
 }
 
-/// Cuts sorted `items` into pieces of about `size`, never inside a run of
-/// equal items.
-fn split_between_runs(items: &[u64], size: usize) -> Vec<&[u64]> {
-    let mut pieces = Vec::with_capacity(items.len() / size + 1);
-    let mut rest = items;
-    while !rest.is_empty() {
-        let mut cut = size.min(rest.len());
-        while cut < rest.len() && rest[cut] == rest[cut - 1] {
-            cut += 1;
-        }
-        let (piece, tail) = rest.split_at(cut);
-        pieces.push(piece);
-        rest = tail;
+/// Parents grouped by index range (bucket `b` holds `b << shift` up to
+/// the next bucket's start), piece by piece as they were scattered.
+struct Buckets {
+    count: usize,
+    pieces: Vec<Piece>,
+}
+
+/// One piece's parents in bucket order, with where each bucket starts.
+struct Piece {
+    parents: Vec<u64>,
+    starts: Vec<usize>,
+}
+
+impl Buckets {
+    /// `parents` (none above `largest`) scattered into buckets, pieces in
+    /// parallel.
+    fn of(parents: &[u64], largest: u64) -> Buckets {
+        let bits = u64::BITS - largest.leading_zeros();
+        let shift = MIN_BUCKET_BITS.max(bits.saturating_sub(MAX_BUCKETS_BITS));
+        let count = (largest >> shift) as usize + 1;
+        let piece_len = MIN_PIECE.max(parents.len().div_ceil(4 * rayon::current_num_threads()));
+        let pieces = parents
+            .par_chunks(piece_len)
+            .map(|piece| Piece::scattered(piece, shift, count))
+            .collect();
+        Buckets { count, pieces }
     }
-    pieces
+}
+
+impl Piece {
+    /// The piece's parents in `bucket`.
+    fn bucket(&self, bucket: usize) -> &[u64] {
+        &self.parents[self.starts[bucket]..self.starts[bucket + 1]]
+    }
+
+    /// A counting sort of `parents` by `parent >> shift`, into `count`
+    /// buckets.
+    fn scattered(parents: &[u64], shift: u32, count: usize) -> Piece {
+        let mut starts = vec![0; count + 1];
+        for &parent in parents {
+            starts[(parent >> shift) as usize + 1] += 1;
+        }
+        for b in 0..count {
+            starts[b + 1] += starts[b];
+        }
+        let mut next = starts.clone();
+        let mut scattered = vec![0; parents.len()];
+        for &parent in parents {
+            let slot = &mut next[(parent >> shift) as usize];
+            scattered[*slot] = parent;
+            *slot += 1;
+        }
+        Piece {
+            parents: scattered,
+            starts,
+        }
+    }
 }
