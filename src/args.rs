@@ -5,6 +5,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 use mancala_core::{Cycles, Rules, Variant};
 use mancala_format::Encoding;
+use mancala_gen::MemoryMode;
 
 use crate::machine;
 
@@ -120,6 +121,17 @@ pub fn parse_cycles(name: &str) -> Result<Cycles, String> {
 pub fn parse_encoding(name: &str) -> Result<Encoding, String> {
     Encoding::from_cli_name(name)
         .ok_or_else(|| format!("unknown encoding '{name}' (expected compact or full)"))
+}
+
+/// `fast` or `lean`: how much memory a build's level being solved takes.
+pub fn parse_memory(name: &str) -> Result<MemoryMode, String> {
+    match name {
+        "fast" => Ok(MemoryMode::Fast),
+        "lean" => Ok(MemoryMode::Lean),
+        _ => Err(format!(
+            "unknown memory mode '{name}' (expected fast or lean)"
+        )),
+    }
 }
 
 /// `MOVER,OPPONENT`: stones already captured by each side.

@@ -10,9 +10,9 @@ use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mancala_core::Cycles;
 use mancala_format::Encoding;
-use mancala_gen::{BuildObserver, BuildOptions, LevelReport};
+use mancala_gen::{BuildObserver, BuildOptions, LevelReport, MemoryMode};
 
-use crate::args::{parse_cycles, parse_encoding, parse_threads, RulesArgs};
+use crate::args::{parse_cycles, parse_encoding, parse_memory, parse_threads, RulesArgs};
 use crate::cluster::Job;
 use crate::plot::profile::LevelCost;
 use crate::plot::{self, SvgPath};
@@ -48,6 +48,12 @@ pub struct BuildArgs {
     /// Smaller blocks make cold probes faster and files larger.
     #[arg(long)]
     block_size: Option<u32>,
+    /// Memory for the level being solved: `fast` (two bytes a position,
+    /// the fastest) or `lean` (four bits a position, its exits and
+    /// decisions in sequential lists on disk next to the tables, or in
+    /// --scratch; even tables only). Both write the same files.
+    #[arg(long, default_value = "fast", value_parser = parse_memory)]
+    memory: MemoryMode,
     /// Save a long level's progress this often (minutes; 0 = never), so a
     /// killed build resumes inside the level.
     #[arg(long, default_value_t = 10)]
@@ -88,6 +94,7 @@ pub fn run(args: BuildArgs) -> Result<bool> {
         (args.checkpoint_minutes > 0).then(|| Duration::from_secs(60 * args.checkpoint_minutes));
     options.wait_for_lock = args.wait;
     options.scratch = args.scratch;
+    options.memory = args.memory;
     options.validate()?;
     let job = Job::join()?;
     let leads = job.leads();

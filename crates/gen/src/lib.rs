@@ -10,6 +10,9 @@
 //!   [`OnePass`] for those whose levels cannot cycle.
 //! - Even values and forced bounds are two instances of one pipeline
 //!   ([`Solve`]), each with its own state layout ([`LevelState`]).
+//! - [`Lean`] solves even levels with four bits a position in memory and
+//!   its working lists on disk (`build --memory lean`), writing the same
+//!   tables.
 //! - [`import`] runs the same pipeline with each level's values read from
 //!   a [`LevelSource`] (another program's tables) instead of solved.
 //!
@@ -33,6 +36,7 @@ mod even;
 mod exchange;
 mod forced;
 mod import;
+mod lean;
 mod lock;
 mod pipeline;
 mod solve;
@@ -46,10 +50,11 @@ pub use even::EvenState;
 pub use exchange::{Exchange, LocalExchange};
 pub use forced::ForcedState;
 pub use import::{exit_best_marks, import, LevelSource};
+pub use lean::Lean;
 pub use lock::LOCK_FILE;
 pub use pipeline::{
-    build, solve_in_memory, solve_level, BuildObserver, BuildOptions, LevelReport, Quiet,
-    CHECKPOINT_DIR, DEFAULT_CHECKPOINT_EVERY, SCRATCH_DIR,
+    build, solve_in_memory, solve_level, BuildObserver, BuildOptions, LevelReport, MemoryMode,
+    Quiet, CHECKPOINT_DIR, DEFAULT_CHECKPOINT_EVERY, LEAN_DIR, SCRATCH_DIR,
 };
 pub use solve::{LevelState, Solution, Solve};
 pub use strategy::{LevelJob, OnePass, Retrograde, Strategy};

@@ -11,12 +11,13 @@ use std::time::{Duration, Instant};
 
 use mancala_core::{Cycles, LevelIndex, Rules, MAX_LEVEL};
 use mancala_format::{
-    dir_name, level_path, tables_dir, write_level, Encoding, Even, Forced, Header, Levels, Scratch,
-    Table, TableId, MAPPED_MIN_POSITIONS, MAX_BLOCK_SIZE,
+    level_path, tables_dir, write_level, Encoding, Even, Forced, Header, Levels, Scratch, Table,
+    TableId, MAPPED_MIN_POSITIONS, MAX_BLOCK_SIZE,
 };
 
 use crate::checkpoint::Checkpoints;
 use crate::error::BuildError;
+use crate::lean::Lean;
 use crate::lock;
 use crate::solve::{Solution, Solve};
 use crate::strategy::{LevelJob, OnePass, Retrograde, Strategy};
@@ -26,6 +27,9 @@ use crate::usage::{peak_rss_bytes, Metering, Usage};
 pub const SCRATCH_DIR: &str = "scratch";
 /// Subdirectory of a rule set's tables holding in-level checkpoints.
 pub const CHECKPOINT_DIR: &str = "checkpoints";
+/// Subdirectory of a rule set's tables holding the lean mode's lists
+/// (or of `--scratch`, where one is given).
+pub const LEAN_DIR: &str = "lean";
 /// Default time between two checkpoints of a level being solved.
 pub const DEFAULT_CHECKPOINT_EVERY: Duration = Duration::from_secs(600);
 
@@ -55,6 +59,8 @@ pub struct BuildOptions {
     /// Save a level's state at most this often while solving it, so a killed
     /// build resumes inside the level (`None`: only whole levels are kept).
     pub checkpoint_every: Option<Duration>,
+    /// How much memory the level being solved takes.
+    pub memory: MemoryMode,
     /// Where lower levels held as mapped files go (`None`: the tables'
     /// directory's `scratch/`); created only when a level is that large.
     pub scratch: Option<PathBuf>,
@@ -83,6 +89,7 @@ impl BuildOptions {
             mapped_min_positions: MAPPED_MIN_POSITIONS,
             checkpoint_every: Some(DEFAULT_CHECKPOINT_EVERY),
             scratch: None,
+            memory: MemoryMode::Fast,
             wait_for_lock: false,
             interrupt: None,
         }
@@ -118,6 +125,11 @@ impl BuildOptions {
                 max: MAX_LEVEL,
             });
         }
+        if self.memory == MemoryMode::Lean && self.cycles == Cycles::Forced {
+            return Err(BuildError::NotLean {
+                what: "forced-bound tables".into(),
+            });
+        }
         let size = self.block_size();
         if !(1..=MAX_BLOCK_SIZE).contains(&size) {
             return Err(BuildError::BlockSize {
@@ -127,6 +139,17 @@ impl BuildOptions {
         }
         Ok(())
     }
+}
+
+/// How much memory a build's level being solved takes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MemoryMode {
+    /// Two bytes a position, everything in memory: the fastest.
+    #[default]
+    Fast,
+    /// Four bits a position in memory, the rest in sequential lists on
+    /// disk ([`crate::Lean`]): even tables only.
+    Lean,
 }
 
 /// What happened to one level.
@@ -194,11 +217,21 @@ pub fn build(
 ) -> Result<Vec<LevelReport>, BuildError> {
     let dir = prepare(options)?;
     let rules = options.rules;
-    match options.cycles {
-        Cycles::Even => build_kind::<Even>(options, &dir, observer, &|job| {
+    match (options.cycles, options.memory) {
+        (Cycles::Even, MemoryMode::Fast) => build_kind::<Even>(options, &dir, observer, &|job| {
             strategy_for(&rules).solve(job)
         }),
-        Cycles::Forced => build_kind::<Forced>(options, &dir, observer, &|job| {
+        (Cycles::Even, MemoryMode::Lean) => {
+            let lean = Lean {
+                dir: work_dir(options, &dir, LEAN_DIR),
+            };
+            let reports = build_kind::<Even>(options, &dir, observer, &|job| lean.solve(job));
+            // Each level removes its own lists; this removes the directory
+            // only if it is empty.
+            let _ = std::fs::remove_dir(&lean.dir);
+            reports
+        }
+        (Cycles::Forced, _) => build_kind::<Forced>(options, &dir, observer, &|job| {
             strategy_for(&rules).solve(job)
         }),
     }
@@ -235,15 +268,10 @@ pub(crate) fn build_kind<K: Solve>(
         last_to_build,
         lock: _lock,
     } = survey::<K>(options, dir)?;
-    let scratch_dir = match &options.scratch {
-        Some(scratch) => scratch.join(format!(
-            "{}-{}",
-            dir_name(&options.rules, K::CYCLES),
-            std::process::id()
-        )),
-        None => dir.join(SCRATCH_DIR),
-    };
-    let scratch = Scratch::new(scratch_dir, options.mapped_min_positions);
+    let scratch = Scratch::new(
+        work_dir(options, dir, SCRATCH_DIR),
+        options.mapped_min_positions,
+    );
     let work: u64 = (0..=options.max_stones)
         .zip(&present)
         .filter(|(_, table)| table.is_none())
@@ -281,6 +309,23 @@ pub(crate) fn build_kind<K: Solve>(
         let _ = std::fs::remove_dir(dir.join(CHECKPOINT_DIR));
     }
     Ok(reports)
+}
+
+/// Where a build's working files named `name` go: the tables' directory
+/// `dir`'s subdirectory, or a directory in `--scratch` named after the
+/// tables and the process (so that builds sharing it never meet).
+fn work_dir(options: &BuildOptions, dir: &Path, name: &str) -> PathBuf {
+    let Some(scratch) = &options.scratch else {
+        return dir.join(name);
+    };
+    // The tables' directory is named after the rule set and kind.
+    let tables = dir.file_name().unwrap_or_default().to_string_lossy();
+    let pid = std::process::id();
+    if name == SCRATCH_DIR {
+        scratch.join(format!("{tables}-{pid}"))
+    } else {
+        scratch.join(format!("{tables}-{pid}-{name}"))
+    }
 }
 
 /// `options` with the block size of the set already in `dir` where none is

@@ -47,7 +47,7 @@ use crate::error::BuildError;
 use crate::lock;
 use crate::pipeline::{
     keeping_block_size, level_report, prepare, reused_report, survey, BuildObserver, BuildOptions,
-    LevelReport,
+    LevelReport, MemoryMode,
 };
 use crate::solve::Solve;
 use crate::usage::Metering;
@@ -84,6 +84,11 @@ pub fn build_across(
     if compact {
         return Err(BuildError::NotAcrossRanks {
             what: "the compact encoding".into(),
+        });
+    }
+    if options.memory == MemoryMode::Lean {
+        return Err(BuildError::NotAcrossRanks {
+            what: "a lean-memory build".into(),
         });
     }
     options.validate()?;

@@ -158,9 +158,9 @@ impl<K: Solve, T: Transport> LevelAcross<'_, K, T> {
     }
 
     /// Sends the same-level parents of this rank's `frontier` to their
-    /// owners, and calls `visit(parent, edges)` for each distinct parent
-    /// this rank owns that any rank sent; returns the parents for which it
-    /// returned true, this rank's next frontier.
+    /// owners, and calls `visit(parent, edges)` for the parents this rank
+    /// owns that any rank sent, as [`Exchange::deliver`] does; returns the
+    /// parents for which it returned true, this rank's next frontier.
     fn visit_parents(
         &self,
         frontier: &[u64],

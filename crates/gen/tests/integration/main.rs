@@ -6,6 +6,7 @@ mod cluster;
 mod exchange;
 mod forced;
 mod golden;
+mod lean;
 mod reference;
 mod reference_solver;
 mod strategies;

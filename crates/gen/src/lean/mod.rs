@@ -1,0 +1,440 @@
+//! The lean mode: a level solved with four bits a position in memory, its
+//! exits and decisions in sequential lists on disk (`build --memory lean`).
+//!
+//! The retrograde strategy holds two bytes a position: the best exit and a
+//! counter of same-level children not yet won. The lean mode holds neither:
+//!
+//! 1. **Forward pass**: every position's best exit (or terminal value) is
+//!    found as the retrograde strategy finds it, and the position's index
+//!    is appended to the list of that value on disk ([`lists`]), in index
+//!    order.
+//! 2. **Thresholds** `s = n, …, 1`: the list of `+s` seeds `W_s`; the list
+//!    of `−s` makes its positions *eligible* for `L` ([`state`]), and those
+//!    whose same-level children are all won already seed `L_s`. Each new
+//!    member of either set is propagated to its same-level parents, as the
+//!    retrograde strategy does, except that instead of counting a parent's
+//!    children down, an eligible parent of a new `W` member looks at its
+//!    children and is lost if they are all won. Sets only grow, so the
+//!    attractors, and every value, are those of the retrograde strategy.
+//! 3. When a threshold ends, the positions it decided are written, in
+//!    index order, to its won and lost lists.
+//! 4. The level's values are put together from the decision lists (a
+//!    position in neither is worth 0), and whether each is its best exit's
+//!    value from the exit lists.
+//!
+//! The result is byte for byte the retrograde strategy's.
+
+mod lists;
+mod state;
+
+use std::path::{Path, PathBuf};
+
+use mancala_core::{LevelIndex, Position, Rules, MAX_PITS};
+use mancala_format::{filled_on_huge_pages, Even};
+use rayon::prelude::*;
+
+use crate::error::BuildError;
+use crate::import::exit_best_marks;
+use crate::solve::{Solution, Solve};
+use crate::strategy::{LevelJob, Looked};
+use lists::{List, ListWriter};
+use state::{Nibbles, ELIGIBLE, WON};
+
+/// Positions whose exits are found in parallel before they are listed.
+/// Small in debug builds, so the tests list levels in several groups.
+const FORWARD_GROUP: usize = if cfg!(debug_assertions) {
+    1 << 10
+} else {
+    1 << 20
+};
+/// Positions per unit of parallel work in the forward pass.
+const CHUNK: usize = 1 << 14;
+/// Positions whose exits are located (and prefetched) before the first is
+/// read, as in the retrograde strategy's forward pass.
+const BATCH: usize = 32;
+/// Frontier members or candidates per unit of parallel work.
+const FRONTIER_CHUNK: usize = 1 << 10;
+
+/// A position's same-level children.
+#[derive(Clone, Copy, Default)]
+struct Children {
+    ranks: [u64; MAX_PITS],
+    len: usize,
+}
+
+impl Children {
+    fn ranks(&self) -> &[u64] {
+        &self.ranks[..self.len]
+    }
+}
+
+/// Solves even levels with four bits a position in memory, its lists in
+/// `dir` (a directory of its own per level, removed once it is solved).
+#[derive(Clone, Debug)]
+pub struct Lean {
+    /// Where the level's lists are written.
+    pub dir: PathBuf,
+}
+
+impl Lean {
+    /// Solves `job`'s level.
+    pub fn solve(&self, job: &LevelJob<Even>) -> Result<Solution, BuildError> {
+        job.assert_in_order();
+        let n = job.level;
+        let index = LevelIndex::new(job.rules.pits(), n);
+        let count = index.count();
+        let dir = self.dir.join(format!("level-{n:03}"));
+        recreate(&dir)?;
+        let solved = Level {
+            rules: job.rules,
+            index,
+            dir: &dir,
+            state: Nibbles::new(count as usize),
+        }
+        .solve(job);
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut solution = solved?;
+        if job.rules.variant().gives_extra_turns() {
+            // The best exits listed may be extra turns, which restore
+            // nothing: a compact table's marks are those of the restoring
+            // exits, found again as an import finds them.
+            solution.exit_best = job
+                .mark_exits
+                .then(|| exit_best_marks(job.rules, n, &solution.symbols, job.lower));
+        }
+        Ok(solution)
+    }
+}
+
+/// A level being solved.
+struct Level<'a> {
+    rules: &'a Rules,
+    index: LevelIndex,
+    dir: &'a Path,
+    state: Nibbles,
+}
+
+/// The exit lists of a level: one per value `−n..=n`, and one of the
+/// positions no move leaves.
+struct Exits {
+    n: i32,
+    by_value: Vec<List>,
+    none: List,
+}
+
+impl Exits {
+    fn of(&self, value: i32) -> &List {
+        &self.by_value[(value + self.n) as usize]
+    }
+}
+
+/// A threshold's decisions, in index order.
+struct Decisions {
+    won: List,
+    lost: List,
+}
+
+impl Level<'_> {
+    fn solve(&self, job: &LevelJob<Even>) -> Result<Solution, BuildError> {
+        let n = job.level;
+        let count = self.index.count();
+        let exits = self.forward_pass(job)?;
+        exits.none.for_each(|at| {
+            self.state.unblock(at as usize);
+        })?;
+        let mut decisions = Vec::with_capacity(n as usize);
+        for s in (1..=n as i32).rev() {
+            if job.interrupted() {
+                return Err(BuildError::Interrupted);
+            }
+            let firsts = self.seed_won(exits.of(s))?;
+            let seconds = self.seed_lost(exits.of(-s))?;
+            self.propagate(firsts, seconds);
+            decisions.push(self.write_decisions(s)?);
+            let done = |s: i32| count * (n as i32 - s) as u64 / n as u64;
+            (job.progress)(done(s - 1) - done(s));
+        }
+        if n == 0 {
+            (job.progress)(count);
+        }
+        decisions.reverse();
+        self.assemble(&exits, &decisions)
+    }
+
+    /// Phase 1: every position listed under its best exit's value.
+    fn forward_pass(&self, job: &LevelJob<Even>) -> Result<Exits, BuildError> {
+        let n = job.level;
+        let count = self.index.count() as usize;
+        let mut by_value = (-(n as i32)..=n as i32)
+            .map(|v| ListWriter::create(self.dir.join(format!("exit{v:+}"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut none = ListWriter::create(self.dir.join("exit-none"))?;
+        for first in (0..count).step_by(FORWARD_GROUP) {
+            if job.interrupted() {
+                return Err(BuildError::Interrupted);
+            }
+            let len = FORWARD_GROUP.min(count - first);
+            let best = self.best_exits(job, first, len);
+            for (at, &exit) in (first as u64..).zip(&best) {
+                if exit as i32 == Even::no_exit() {
+                    none.push(at)?;
+                } else {
+                    by_value[(exit as i32 + n as i32) as usize].push(at)?;
+                }
+            }
+            (job.progress)(len as u64);
+        }
+        Ok(Exits {
+            n: n as i32,
+            by_value: by_value
+                .into_iter()
+                .map(ListWriter::finish)
+                .collect::<Result<_, _>>()?,
+            none: none.finish()?,
+        })
+    }
+
+    /// The best exits (or terminal values) of positions `first..first +
+    /// len`, [`Even::no_exit`] where no move leaves the level.
+    fn best_exits(&self, job: &LevelJob<Even>, first: usize, len: usize) -> Vec<i8> {
+        let (rules, lower, n) = (self.rules, job.lower, job.level);
+        let mut best = vec![0i8; len];
+        best.par_chunks_mut(CHUNK)
+            .enumerate()
+            .for_each(|(chunk, best)| {
+                let start = first + chunk * CHUNK;
+                let mut positions = self.index.positions_from(start as u64);
+                let mut batch = [Looked::default(); BATCH];
+                for (piece, best) in best.chunks_mut(BATCH).enumerate() {
+                    let start = start + piece * BATCH;
+                    let batch = &mut batch[..best.len()];
+                    for looked in batch.iter_mut() {
+                        let pos = positions.next().expect("the chunk's positions");
+                        looked.look(rules, n, &pos, |level, at| lower.prefetch(level, at));
+                    }
+                    for ((at, best), looked) in (start..).zip(best).zip(batch.iter()) {
+                        let (exit, stays) =
+                            looked.summary::<Even>(n, |_, level, at| lower.entry_at(level, at));
+                        *best = exit as i8;
+                        if stays == 1 {
+                            self.state.mark_single(at);
+                        }
+                    }
+                }
+            });
+        best
+    }
+
+    /// Undecided positions whose best exit is worth `s` join `W_s`.
+    fn seed_won(&self, list: &List) -> Result<Vec<u64>, BuildError> {
+        let mut joined = Vec::new();
+        list.for_each(|at| {
+            if self.state.win(at as usize) {
+                joined.push(at);
+            }
+        })?;
+        Ok(joined)
+    }
+
+    /// Positions whose best exit is worth `−s` become eligible for `L_s`;
+    /// those whose same-level children are all in `W_s` join it.
+    fn seed_lost(&self, list: &List) -> Result<Vec<u64>, BuildError> {
+        let mut eligible = Vec::new();
+        list.for_each(|at| {
+            if self.state.unblock(at as usize) {
+                eligible.push(at);
+            }
+        })?;
+        Ok(self.lose_where_children_won(&eligible))
+    }
+
+    /// Grows both sets of the threshold from their new members until
+    /// neither changes.
+    fn propagate(&self, mut firsts: Vec<u64>, mut seconds: Vec<u64>) {
+        while !firsts.is_empty() || !seconds.is_empty() {
+            let new_seconds = self.lose_parents(&firsts);
+            firsts = self.win_parents(&seconds);
+            seconds = new_seconds;
+        }
+    }
+
+    /// The eligible same-level parents of new `W` members `firsts` whose
+    /// children are now all in `W` join `L`; returns them. Each parent is
+    /// looked at as un-moving finds it, its position still at hand: a
+    /// batch of members' parents have their states prefetched before any
+    /// is read, and the eligible ones their children's states.
+    fn lose_parents(&self, firsts: &[u64]) -> Vec<u64> {
+        let found: Vec<u64> = firsts
+            .par_chunks(FRONTIER_CHUNK)
+            .flat_map_iter(|members| {
+                let mut found = Vec::new();
+                let mut parents = Vec::new();
+                let mut eligible = Vec::new();
+                for batch in members.chunks(BATCH) {
+                    parents.clear();
+                    for &member in batch {
+                        let child = self.index.unrank(member);
+                        self.rules.same_level_parents(&child, |parent| {
+                            let at = self.index.rank(&parent);
+                            self.state.prefetch(at as usize);
+                            parents.push((at, parent));
+                        });
+                    }
+                    eligible.clear();
+                    for (at, parent) in &parents {
+                        if self.state.state(*at as usize) != ELIGIBLE {
+                            continue;
+                        }
+                        // A single child is the new member that led here.
+                        let children = if self.state.single(*at as usize) {
+                            Children::default()
+                        } else {
+                            self.children(parent)
+                        };
+                        for &child in children.ranks() {
+                            self.state.prefetch(child as usize);
+                        }
+                        eligible.push((*at, children));
+                    }
+                    found.extend(
+                        eligible
+                            .iter()
+                            .filter(|(_, children)| self.all_won(children))
+                            .map(|&(at, _)| at),
+                    );
+                }
+                found
+            })
+            .collect();
+        // Found more than once where several children joined at once.
+        found
+            .into_par_iter()
+            .filter(|&at| self.state.lose(at as usize))
+            .collect()
+    }
+
+    /// Every undecided same-level parent of new `L` members `seconds` can
+    /// move there: it joins `W`. Returns them. A batch of members' parents
+    /// have their states prefetched before any is changed.
+    fn win_parents(&self, seconds: &[u64]) -> Vec<u64> {
+        seconds
+            .par_chunks(FRONTIER_CHUNK)
+            .flat_map_iter(|members| {
+                let mut won = Vec::new();
+                let mut parents = Vec::new();
+                for batch in members.chunks(BATCH) {
+                    parents.clear();
+                    for &member in batch {
+                        let child = self.index.unrank(member);
+                        self.rules.same_level_parents(&child, |parent| {
+                            let at = self.index.rank(&parent);
+                            self.state.prefetch(at as usize);
+                            parents.push(at);
+                        });
+                    }
+                    won.extend(parents.iter().filter(|&&at| self.state.win(at as usize)));
+                }
+                won
+            })
+            .collect()
+    }
+
+    /// The eligible positions of `candidates` whose same-level children
+    /// are all in `W` join `L`; returns them. A batch of candidates'
+    /// children are located and prefetched before any is read, so the
+    /// misses of their random lookups overlap.
+    fn lose_where_children_won(&self, candidates: &[u64]) -> Vec<u64> {
+        candidates
+            .par_chunks(FRONTIER_CHUNK)
+            .flat_map_iter(|chunk| {
+                let mut lost = Vec::new();
+                for batch in chunk.chunks(BATCH) {
+                    let children: Vec<Children> = batch
+                        .iter()
+                        .map(|&at| {
+                            let children = self.children(&self.index.unrank(at));
+                            for &child in children.ranks() {
+                                self.state.prefetch(child as usize);
+                            }
+                            children
+                        })
+                        .collect();
+                    for (&at, children) in batch.iter().zip(&children) {
+                        if self.all_won(children) && self.state.lose(at as usize) {
+                            lost.push(at);
+                        }
+                    }
+                }
+                lost
+            })
+            .collect()
+    }
+
+    /// The ranks of `pos`'s same-level children.
+    fn children(&self, pos: &Position) -> Children {
+        let mut children = Children::default();
+        self.rules.for_each_move(pos, |m| {
+            if !m.leaves_level() {
+                children.ranks[children.len] = self.index.rank(&m.child);
+                children.len += 1;
+            }
+        });
+        children
+    }
+
+    /// Whether all of `children` are in `W`: what the retrograde
+    /// strategy's counter of children knows, looked up.
+    fn all_won(&self, children: &Children) -> bool {
+        children
+            .ranks()
+            .iter()
+            .all(|&child| self.state.state(child as usize) == WON)
+    }
+
+    /// Writes the positions threshold `s` decided to its lists.
+    fn write_decisions(&self, s: i32) -> Result<Decisions, BuildError> {
+        let mut won = ListWriter::create(self.dir.join(format!("won{s}")))?;
+        let mut lost = ListWriter::create(self.dir.join(format!("lost{s}")))?;
+        self.state.take_decided(|decided| {
+            won.extend(&decided.won)?;
+            lost.extend(&decided.lost)
+        })?;
+        Ok(Decisions {
+            won: won.finish()?,
+            lost: lost.finish()?,
+        })
+    }
+
+    /// The level's values from the decisions of thresholds `1..=n`
+    /// (`decisions[s − 1]`), and whether each is its best exit's.
+    fn assemble(&self, exits: &Exits, decisions: &[Decisions]) -> Result<Solution, BuildError> {
+        let count = self.index.count() as usize;
+        let mut values = filled_on_huge_pages(count, 0i8);
+        for (s, decided) in (1i8..).zip(decisions) {
+            decided.won.for_each(|at| values[at as usize] = s)?;
+            decided.lost.for_each(|at| values[at as usize] = -s)?;
+        }
+        let mut exit_best = vec![false; count];
+        for value in -exits.n..=exits.n {
+            exits
+                .of(value)
+                .for_each(|at| exit_best[at as usize] = values[at as usize] as i32 == value)?;
+        }
+        Ok(Solution {
+            symbols: values,
+            exit_best: Some(exit_best),
+        })
+    }
+}
+
+/// `dir`, empty.
+fn recreate(dir: &Path) -> Result<(), BuildError> {
+    let io = |source| BuildError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(io)?;
+    }
+    std::fs::create_dir_all(dir).map_err(io)
+}

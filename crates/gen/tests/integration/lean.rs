@@ -1,0 +1,96 @@
+//! The lean mode writes the files the fast mode writes, byte for byte, for
+//! every rule set and both encodings, and leaves none of its lists behind.
+
+use std::fs;
+use std::path::Path;
+
+use mancala_core::{Cycles, Rules, Variant};
+use mancala_format::{tables_dir, Encoding};
+use mancala_gen::{build, BuildError, BuildOptions, MemoryMode, Quiet, LEAN_DIR};
+use tempfile::TempDir;
+
+/// Builds levels `0..=max` of `rules` in `memory` mode under `root`.
+fn build_in(root: &Path, rules: Rules, max: u32, encoding: Encoding, memory: MemoryMode) {
+    let options = BuildOptions {
+        encoding,
+        memory,
+        ..BuildOptions::new(root, rules, max)
+    };
+    build(&options, &Quiet).unwrap();
+}
+
+/// Every file of `dir`, by name, with its bytes.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, fs::read(&p).unwrap())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn assert_lean_writes_what_fast_writes(rules: Rules, max: u32, encoding: Encoding) {
+    let (fast, lean) = (TempDir::new().unwrap(), TempDir::new().unwrap());
+    build_in(fast.path(), rules, max, encoding, MemoryMode::Fast);
+    build_in(lean.path(), rules, max, encoding, MemoryMode::Lean);
+    let (fast, lean) = (
+        tables_dir(fast.path(), &rules, Cycles::Even),
+        tables_dir(lean.path(), &rules, Cycles::Even),
+    );
+    let (fast_files, lean_files) = (files(&fast), files(&lean));
+    let names = |files: &[(String, Vec<u8>)]| files.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&lean_files), names(&fast_files), "{}", rules.id());
+    for ((name, ours), (_, theirs)) in lean_files.iter().zip(&fast_files) {
+        assert!(
+            ours == theirs,
+            "{} {encoding:?} {name}: the lean file differs",
+            rules.id()
+        );
+    }
+    assert!(
+        !lean.join(LEAN_DIR).exists(),
+        "the lean lists are left behind"
+    );
+}
+
+#[test]
+fn lean_builds_every_rule_set_byte_for_byte() {
+    for (variant, pits, max) in [
+        (Variant::Oware, 6, 9),
+        (Variant::Oware, 3, 14),
+        (Variant::Awari, 6, 8),
+        (Variant::Awari, 4, 12),
+        (Variant::Wari, 6, 8),
+        (Variant::Wari, 2, 16),
+        (Variant::Kalah, 6, 8),
+        (Variant::Kalah, 3, 12),
+    ] {
+        let rules = Rules::new(variant, pits).unwrap();
+        assert_lean_writes_what_fast_writes(rules, max, Encoding::Full);
+        if Encoding::Compact.applies_to(&rules) {
+            assert_lean_writes_what_fast_writes(rules, max, Encoding::Compact);
+        }
+    }
+    let no_empty_capture = Rules::new(Variant::Kalah, 4)
+        .unwrap()
+        .with_empty_capture(false);
+    assert_lean_writes_what_fast_writes(no_empty_capture, 10, Encoding::Full);
+}
+
+#[test]
+fn lean_refuses_forced_tables() {
+    let root = TempDir::new().unwrap();
+    let options = BuildOptions {
+        cycles: Cycles::Forced,
+        memory: MemoryMode::Lean,
+        ..BuildOptions::new(root.path(), Rules::new(Variant::Oware, 6).unwrap(), 4)
+    };
+    let err = build(&options, &Quiet).unwrap_err();
+    assert!(matches!(err, BuildError::NotLean { .. }), "{err}");
+    assert!(err.to_string().contains("--memory lean"), "{err}");
+}
