@@ -207,6 +207,18 @@ impl Scratch {
         Ok(())
     }
 
+    /// Appends level `n`, whose symbols a solver wrote to `map` (a mapping
+    /// of a file of its own), to `levels`.
+    pub fn hold_mapped<K: TableKind>(
+        &self,
+        levels: &mut Levels<K>,
+        n: u32,
+        map: MmapMut,
+    ) -> Result<(), FormatError> {
+        levels.push_mapped(self.read_only(n, map)?);
+        Ok(())
+    }
+
     /// Appends the level stored in `table` to `levels`, decoded and, for a
     /// compact table, with the values it left to its reader restored from
     /// the levels below (which `levels` holds).

@@ -53,7 +53,7 @@ impl Checkpoints {
 }
 
 /// Views atomic bytes as plain bytes for writing them out.
-fn plain(atomics: &[AtomicU8]) -> &[u8] {
+pub(crate) fn plain(atomics: &[AtomicU8]) -> &[u8] {
     // SAFETY: `AtomicU8` has the size, alignment and bit validity of `u8`;
     // checkpoints are written between thresholds, when no thread modifies
     // the state.

@@ -55,6 +55,7 @@ impl Solve for Even {
     fn from_values(_n: u32, values: Vec<i8>) -> Solution {
         Solution {
             symbols: values,
+            mapped: None,
             exit_best: None,
         }
     }
@@ -76,7 +77,7 @@ impl Solve for Even {
         encoding: Encoding,
         block_size: u32,
     ) -> (Header, Cow<'a, [i8]>) {
-        let values = &solution.symbols[..];
+        let values = solution.held_symbols();
         let encoding = Even::stored_encoding(rules, encoding);
         let exit_best = solution.exit_best.as_deref();
         let level = SolvedValues {
@@ -241,6 +242,7 @@ impl LevelState for EvenState {
             .collect();
         Solution {
             symbols: values,
+            mapped: None,
             exit_best: Some(exit_best),
         }
     }

@@ -100,6 +100,7 @@ impl Solve for Forced {
             .for_each(|(pair, &v)| Forced::encode(n, Bounds::terminal(n, v as i32), pair));
         Solution {
             symbols,
+            mapped: None,
             exit_best: None,
         }
     }
@@ -117,7 +118,7 @@ impl Solve for Forced {
         _encoding: Encoding,
         block_size: u32,
     ) -> (Header, Cow<'a, [i8]>) {
-        let symbols = &solution.symbols[..];
+        let symbols = solution.held_symbols();
         let header = Header::for_symbols::<Forced>(rules, n, symbols, block_size);
         (header, symbols.into())
     }
@@ -263,6 +264,7 @@ impl LevelState for ForcedState {
             });
         Solution {
             symbols,
+            mapped: None,
             exit_best: None,
         }
     }

@@ -45,6 +45,7 @@ pub fn import(
             .then(|| exit_best_marks(job.rules, job.level, &values, job.lower));
         Ok(Solution {
             symbols: values,
+            mapped: None,
             exit_best,
         })
     })

@@ -224,6 +224,7 @@ pub fn build(
         (Cycles::Even, MemoryMode::Lean) => {
             let lean = Lean {
                 dir: work_dir(options, &dir, LEAN_DIR),
+                mapped_min_positions: options.mapped_min_positions,
             };
             let reports = build_kind::<Even>(options, &dir, observer, &|job| lean.solve(job));
             // Each level removes its own lists; this removes the directory
@@ -293,9 +294,12 @@ pub(crate) fn build_kind<K: Solve>(
                 if options.interrupted() {
                     return Err(BuildError::Interrupted);
                 }
-                let (report, symbols) = build_level(options, dir, n, &solved, observer, solver)?;
+                let (report, solution) = build_level(options, dir, n, &solved, observer, solver)?;
                 if needed_in_memory {
-                    scratch.hold(&mut solved, n, symbols)?;
+                    match solution.mapped {
+                        Some(map) => scratch.hold_mapped(&mut solved, n, map)?,
+                        None => scratch.hold(&mut solved, n, solution.symbols)?,
+                    }
                 }
                 report
             }
@@ -469,7 +473,7 @@ pub(crate) fn level_report(
 }
 
 /// Solves (with `solver`) and writes level `n`; returns its report and
-/// symbols.
+/// solution.
 fn build_level<K: Solve>(
     options: &BuildOptions,
     dir: &Path,
@@ -477,7 +481,7 @@ fn build_level<K: Solve>(
     solved: &Levels<K>,
     observer: &dyn BuildObserver,
     solver: &LevelSolver<'_, K>,
-) -> Result<(LevelReport, Vec<i8>), BuildError> {
+) -> Result<(LevelReport, Solution), BuildError> {
     let rules = &options.rules;
     let positions = LevelIndex::new(rules.pits(), n).count();
     observer.level_started(n, positions, 2 * positions);
@@ -503,7 +507,7 @@ fn build_level<K: Solve>(
     }
     let seconds = start.elapsed().as_secs_f64();
     let report = level_report(&header, seconds, bytes, metering.finish(), false);
-    Ok((report, solution.symbols))
+    Ok((report, solution))
 }
 
 /// The strategy that solves levels of `rules`: one pass where levels

@@ -11,6 +11,7 @@ use std::sync::atomic::AtomicU8;
 
 use mancala_core::{Move, Rules};
 use mancala_format::{filled_on_huge_pages, Encoding, Header, TableKind};
+use memmap2::MmapMut;
 
 /// A kind of table as the generator solves it.
 pub trait Solve: TableKind {
@@ -59,7 +60,12 @@ pub trait Solve: TableKind {
 pub struct Solution {
     /// The level's symbols in index order: what lower levels are held as
     /// while higher ones are solved ([`TableKind::WIDTH`] per position).
+    /// Empty where [`Solution::mapped`] holds them.
     pub symbols: Vec<i8>,
+    /// The symbols in a file-backed mapping instead: a level the lean mode
+    /// solved that is too large to hold in memory. Its pages are the page
+    /// cache's, which the kernel writes back and takes back as it needs.
+    pub mapped: Option<MmapMut>,
     /// Even tables solved by a strategy that marks them: per position,
     /// whether its value is its best restoring exit's (a move that leaves
     /// the level without an extra turn), or its terminal value, which is
@@ -67,6 +73,16 @@ pub struct Solution {
     /// ([`mancala_format::SolvedValues::exit_best`]). Compact tables are
     /// written only from marked levels.
     pub exit_best: Option<Vec<bool>>,
+}
+
+impl Solution {
+    /// The level's symbols, wherever they are held.
+    pub fn held_symbols(&self) -> &[i8] {
+        match &self.mapped {
+            Some(map) => bytemuck::cast_slice(map),
+            None => &self.symbols,
+        }
+    }
 }
 
 /// The working state of a level being solved by threshold propagation: its

@@ -24,13 +24,17 @@
 //!
 //! The result is byte for byte the retrograde strategy's.
 
+mod checkpoint;
 mod lists;
 mod state;
 
+use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use mancala_core::{LevelIndex, Position, Rules, MAX_PITS};
 use mancala_format::{filled_on_huge_pages, Even};
+use memmap2::MmapMut;
 use rayon::prelude::*;
 
 use crate::error::BuildError;
@@ -74,40 +78,164 @@ impl Children {
 pub struct Lean {
     /// Where the level's lists are written.
     pub dir: PathBuf,
+    /// A solved level of at least this many positions is put together in
+    /// a file-backed mapping ([`Solution::mapped`]), not in memory.
+    pub mapped_min_positions: u64,
 }
 
 impl Lean {
-    /// Solves `job`'s level.
+    /// Solves `job`'s level, resuming from its checkpoint if a valid one
+    /// is there (with [`LevelJob::checkpoints`]), and saving new ones.
     pub fn solve(&self, job: &LevelJob<Even>) -> Result<Solution, BuildError> {
         job.assert_in_order();
         let n = job.level;
         let index = LevelIndex::new(job.rules.pits(), n);
         let count = index.count();
         let dir = self.dir.join(format!("level-{n:03}"));
-        recreate(&dir)?;
-        let solved = Level {
+        let saved = job.checkpoints.and_then(|c| {
+            let saved = checkpoint::load(&c.path(n), n, count, Nibbles::bytes_for(count as usize))?;
+            Progress::resumed(&dir, n, saved)
+        });
+        let (state, progress) = match saved {
+            Some((state, progress)) => (Nibbles::from_bytes(state, count as usize), Some(progress)),
+            None => {
+                recreate(&dir)?;
+                (Nibbles::new(count as usize), None)
+            }
+        };
+        let level = Level {
+            lean: self,
             rules: job.rules,
             index,
             dir: &dir,
-            state: Nibbles::new(count as usize),
+            state,
+        };
+        let solved = level.solve(job, progress);
+        let checkpointed = job.checkpoints.is_some_and(|c| c.path(n).exists());
+        if solved.is_ok() || !checkpointed {
+            let _ = std::fs::remove_dir_all(&dir);
         }
-        .solve(job);
-        let _ = std::fs::remove_dir_all(&dir);
         let mut solution = solved?;
-        if job.rules.variant().gives_extra_turns() {
+        if job.mark_exits && job.rules.variant().gives_extra_turns() {
             // The best exits listed may be extra turns, which restore
             // nothing: a compact table's marks are those of the restoring
             // exits, found again as an import finds them.
-            solution.exit_best = job
-                .mark_exits
-                .then(|| exit_best_marks(job.rules, n, &solution.symbols, job.lower));
+            let values = solution.held_symbols();
+            solution.exit_best = Some(exit_best_marks(job.rules, n, values, job.lower));
         }
         Ok(solution)
     }
 }
 
+/// How far a level got: its exit lists, and the decisions of every
+/// threshold done.
+struct Progress {
+    exits: Exits,
+    /// Thresholds `n, n − 1, …` done, in that order.
+    decisions: Vec<Decisions>,
+}
+
+impl Progress {
+    /// The progress a checkpoint of level `n` in `dir` records, with its
+    /// state, if every list it names is there.
+    fn resumed(dir: &Path, n: u32, saved: checkpoint::Saved) -> Option<(Vec<u8>, Progress)> {
+        let exit_lists = 2 * n as usize + 2;
+        let done = n.checked_sub(saved.next_threshold)? as usize;
+        if saved.lists.len() != exit_lists + 2 * done {
+            return None;
+        }
+        let list = |path: PathBuf, len: u64| path.exists().then_some(List { path, len });
+        let mut lens = saved.lists.iter().copied();
+        let mut next = |path| list(path, lens.next().expect("counted above"));
+        let by_value = (-(n as i32)..=n as i32)
+            .map(|v| next(exit_path(dir, v)))
+            .collect::<Option<Vec<_>>>()?;
+        let none = next(dir.join(EXIT_NONE))?;
+        let decisions = (0..done)
+            .map(|d| {
+                let s = (n as usize - d) as i32;
+                Some(Decisions {
+                    won: next(won_path(dir, s))?,
+                    lost: next(lost_path(dir, s))?,
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let exits = Exits {
+            n: n as i32,
+            by_value,
+            none,
+        };
+        Some((saved.state, Progress { exits, decisions }))
+    }
+
+    /// The length of every list, in the order [`Progress::resumed`] reads
+    /// them.
+    fn list_lengths(&self) -> Vec<u64> {
+        let exits = self.exits.by_value.iter().chain([&self.exits.none]);
+        let decisions = self.decisions.iter().flat_map(|d| [&d.won, &d.lost]);
+        exits.chain(decisions).map(|list| list.len).collect()
+    }
+}
+
+/// The names of a level's lists in its directory.
+const EXIT_NONE: &str = "exit-none";
+
+fn exit_path(dir: &Path, value: i32) -> PathBuf {
+    dir.join(format!("exit{value:+}"))
+}
+
+fn won_path(dir: &Path, s: i32) -> PathBuf {
+    dir.join(format!("won{s}"))
+}
+
+fn lost_path(dir: &Path, s: i32) -> PathBuf {
+    dir.join(format!("lost{s}"))
+}
+
+impl Lean {
+    /// A zeroed mapping of `count` bytes for level `n`'s values, of a file
+    /// unlinked at once: its blocks last as long as the mapping, and a
+    /// killed build leaves nothing behind.
+    fn values_file(&self, n: u32, count: u64) -> Result<MmapMut, BuildError> {
+        let path = self.dir.join(format!("level-{n:03}.values"));
+        let io = |source| BuildError::Io {
+            path: path.clone(),
+            source,
+        };
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .map_err(io)?;
+        file.set_len(count).map_err(io)?;
+        // SAFETY: the file is this process's own, and is unlinked before
+        // anything else could open it by name.
+        let map = unsafe { MmapMut::map_mut(&file) }.map_err(io)?;
+        std::fs::remove_file(&path).map_err(io)?;
+        Ok(map)
+    }
+}
+
+/// Where a level's values are put together.
+enum Values {
+    Held(Vec<i8>),
+    Mapped(MmapMut),
+}
+
+impl Values {
+    fn slice(&mut self) -> &mut [i8] {
+        match self {
+            Values::Held(values) => values,
+            Values::Mapped(map) => bytemuck::cast_slice_mut(map),
+        }
+    }
+}
+
 /// A level being solved.
 struct Level<'a> {
+    lean: &'a Lean,
     rules: &'a Rules,
     index: LevelIndex,
     dir: &'a Path,
@@ -135,30 +263,73 @@ struct Decisions {
 }
 
 impl Level<'_> {
-    fn solve(&self, job: &LevelJob<Even>) -> Result<Solution, BuildError> {
+    /// Solves the level from the start, or from `progress` with the state
+    /// it was saved with.
+    fn solve(
+        &self,
+        job: &LevelJob<Even>,
+        progress: Option<Progress>,
+    ) -> Result<Solution, BuildError> {
         let n = job.level;
         let count = self.index.count();
-        let exits = self.forward_pass(job)?;
-        exits.none.for_each(|at| {
-            self.state.unblock(at as usize);
-        })?;
-        let mut decisions = Vec::with_capacity(n as usize);
-        for s in (1..=n as i32).rev() {
+        let started = Instant::now();
+        let done = |s: u32| count * (n - s) as u64 / n.max(1) as u64;
+        let mut progress = match progress {
+            Some(progress) => {
+                let next = n - progress.decisions.len() as u32;
+                (job.progress)(count + done(next));
+                progress
+            }
+            None => {
+                let exits = self.forward_pass(job)?;
+                exits.none.for_each(|at| {
+                    self.state.unblock(at as usize);
+                })?;
+                Progress {
+                    exits,
+                    decisions: Vec::with_capacity(n as usize),
+                }
+            }
+        };
+        let mut last_saved = started;
+        for s in (1..=n - progress.decisions.len() as u32).rev() {
             if job.interrupted() {
+                self.save(job, s, &progress)?;
                 return Err(BuildError::Interrupted);
             }
-            let firsts = self.seed_won(exits.of(s))?;
-            let seconds = self.seed_lost(exits.of(-s))?;
+            if job
+                .checkpoints
+                .is_some_and(|c| last_saved.elapsed() >= c.every)
+            {
+                self.save(job, s, &progress)?;
+                last_saved = Instant::now();
+            }
+            let firsts = self.seed_won(progress.exits.of(s as i32))?;
+            let seconds = self.seed_lost(progress.exits.of(-(s as i32)))?;
             self.propagate(firsts, seconds);
-            decisions.push(self.write_decisions(s)?);
-            let done = |s: i32| count * (n as i32 - s) as u64 / n as u64;
+            progress.decisions.push(self.write_decisions(s as i32)?);
             (job.progress)(done(s - 1) - done(s));
         }
         if n == 0 {
             (job.progress)(count);
         }
-        decisions.reverse();
-        self.assemble(&exits, &decisions)
+        progress.decisions.reverse();
+        self.assemble(&progress.exits, &progress.decisions, job.mark_exits)
+    }
+
+    /// Saves a checkpoint before threshold `next`, if the job keeps them.
+    fn save(&self, job: &LevelJob<Even>, next: u32, progress: &Progress) -> Result<(), BuildError> {
+        let Some(checkpoints) = job.checkpoints else {
+            return Ok(());
+        };
+        checkpoint::save(
+            &checkpoints.path(job.level),
+            job.level,
+            self.index.count(),
+            next,
+            &progress.list_lengths(),
+            self.state.bytes(),
+        )
     }
 
     /// Phase 1: every position listed under its best exit's value.
@@ -166,9 +337,9 @@ impl Level<'_> {
         let n = job.level;
         let count = self.index.count() as usize;
         let mut by_value = (-(n as i32)..=n as i32)
-            .map(|v| ListWriter::create(self.dir.join(format!("exit{v:+}"))))
+            .map(|v| ListWriter::create(exit_path(self.dir, v)))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut none = ListWriter::create(self.dir.join("exit-none"))?;
+        let mut none = ListWriter::create(self.dir.join(EXIT_NONE))?;
         for first in (0..count).step_by(FORWARD_GROUP) {
             if job.interrupted() {
                 return Err(BuildError::Interrupted);
@@ -393,8 +564,8 @@ impl Level<'_> {
 
     /// Writes the positions threshold `s` decided to its lists.
     fn write_decisions(&self, s: i32) -> Result<Decisions, BuildError> {
-        let mut won = ListWriter::create(self.dir.join(format!("won{s}")))?;
-        let mut lost = ListWriter::create(self.dir.join(format!("lost{s}")))?;
+        let mut won = ListWriter::create(won_path(self.dir, s))?;
+        let mut lost = ListWriter::create(lost_path(self.dir, s))?;
         self.state.take_decided(|decided| {
             won.extend(&decided.won)?;
             lost.extend(&decided.lost)
@@ -405,24 +576,45 @@ impl Level<'_> {
         })
     }
 
-    /// The level's values from the decisions of thresholds `1..=n`
-    /// (`decisions[s − 1]`), and whether each is its best exit's.
-    fn assemble(&self, exits: &Exits, decisions: &[Decisions]) -> Result<Solution, BuildError> {
-        let count = self.index.count() as usize;
-        let mut values = filled_on_huge_pages(count, 0i8);
+    /// The level's values, put together (in a mapping if the level is
+    /// large) from the decisions of thresholds `1..=n` (`decisions[s − 1]`), and with
+    /// `mark_exits` whether each is its best exit's.
+    fn assemble(
+        &self,
+        exits: &Exits,
+        decisions: &[Decisions],
+        mark_exits: bool,
+    ) -> Result<Solution, BuildError> {
+        let count = self.index.count();
+        let mut values = if count >= self.lean.mapped_min_positions {
+            Values::Mapped(self.lean.values_file(self.index.stones(), count)?)
+        } else {
+            Values::Held(filled_on_huge_pages(count as usize, 0))
+        };
+        let slice = values.slice();
         for (s, decided) in (1i8..).zip(decisions) {
-            decided.won.for_each(|at| values[at as usize] = s)?;
-            decided.lost.for_each(|at| values[at as usize] = -s)?;
+            decided.won.for_each(|at| slice[at as usize] = s)?;
+            decided.lost.for_each(|at| slice[at as usize] = -s)?;
         }
-        let mut exit_best = vec![false; count];
-        for value in -exits.n..=exits.n {
-            exits
-                .of(value)
-                .for_each(|at| exit_best[at as usize] = values[at as usize] as i32 == value)?;
-        }
+        let exit_best = if mark_exits {
+            let mut marks = vec![false; slice.len()];
+            for value in -exits.n..=exits.n {
+                exits
+                    .of(value)
+                    .for_each(|at| marks[at as usize] = slice[at as usize] as i32 == value)?;
+            }
+            Some(marks)
+        } else {
+            None
+        };
+        let (symbols, mapped) = match values {
+            Values::Held(values) => (values, None),
+            Values::Mapped(map) => (Vec::new(), Some(map)),
+        };
         Ok(Solution {
-            symbols: values,
-            exit_best: Some(exit_best),
+            symbols,
+            mapped,
+            exit_best,
         })
     }
 }

@@ -17,7 +17,8 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
-use crate::solve::bytes;
+use crate::checkpoint::plain;
+use crate::solve::{atomic, bytes};
 
 /// Undecided; some exit is worth more than `−s`.
 pub(crate) const BLOCKED: u8 = 0;
@@ -66,12 +67,35 @@ impl Nibbles {
     /// `count` positions, all blocked.
     pub(crate) fn new(count: usize) -> Nibbles {
         Nibbles {
-            bytes: bytes(count.div_ceil(2), 0),
+            bytes: bytes(Self::bytes_for(count), 0),
             dirty: (0..count.div_ceil(DIRTY_BLOCK))
                 .map(|_| AtomicBool::new(false))
                 .collect(),
             count,
         }
+    }
+
+    /// The bytes the state of `count` positions takes.
+    pub(crate) fn bytes_for(count: usize) -> usize {
+        count.div_ceil(2)
+    }
+
+    /// The state of `count` positions from the bytes a checkpoint saved
+    /// ([`Nibbles::bytes`]), taken between two thresholds.
+    pub(crate) fn from_bytes(bytes: Vec<u8>, count: usize) -> Nibbles {
+        Nibbles {
+            bytes: atomic(bytes),
+            dirty: (0..count.div_ceil(DIRTY_BLOCK))
+                .map(|_| AtomicBool::new(false))
+                .collect(),
+            count,
+        }
+    }
+
+    /// The state's bytes, for a checkpoint: taken between two thresholds,
+    /// when no decision is marked new and no thread changes them.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        plain(&self.bytes)
     }
 
     #[inline]

@@ -1,0 +1,118 @@
+//! Checkpoints of a lean level between two thresholds, so that a killed
+//! build resumes inside the level. The lists on disk are complete for every
+//! threshold done (a threshold's decisions are written before the next one
+//! starts, and the exit lists before the first), so a checkpoint is the
+//! four-bit state, the threshold to go on from and the length of every
+//! list it relies on:
+//!
+//! ```text
+//! magic "MTBLEAN1" | level u32 | next threshold u32 | positions u64 |
+//! lists u32 | lists × length u64 | state bytes | CRC-32 of all before
+//! ```
+//!
+//! Written to a temporary name, synced and renamed, so a checkpoint that
+//! exists is complete; one that fails any check, or whose lists are not
+//! all there, is ignored and the level starts again. The default mode's
+//! checkpoints have another magic: neither mode reads the other's.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::Path;
+
+use mancala_format::temporary_path;
+
+use crate::error::BuildError;
+
+const MAGIC: &[u8; 8] = b"MTBLEAN1";
+const HEADER: usize = 8 + 4 + 4 + 8 + 4;
+
+/// What a checkpoint holds.
+pub(super) struct Saved {
+    /// The threshold to go on from.
+    pub(super) next_threshold: u32,
+    /// The length of each list, in the order they were saved in.
+    pub(super) lists: Vec<u64>,
+    /// The state's bytes.
+    pub(super) state: Vec<u8>,
+}
+
+/// Saves level `level` (of `positions` positions) before threshold
+/// `next_threshold`: its `lists`' lengths and its `state` bytes.
+pub(super) fn save(
+    path: &Path,
+    level: u32,
+    positions: u64,
+    next_threshold: u32,
+    lists: &[u64],
+    state: &[u8],
+) -> Result<(), BuildError> {
+    let tmp = temporary_path(path);
+    let write = || -> std::io::Result<()> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut out = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
+        let mut crc = crc32fast::Hasher::new();
+        let mut head = Vec::with_capacity(HEADER + 8 * lists.len());
+        head.extend_from_slice(MAGIC);
+        head.extend_from_slice(&level.to_le_bytes());
+        head.extend_from_slice(&next_threshold.to_le_bytes());
+        head.extend_from_slice(&positions.to_le_bytes());
+        head.extend_from_slice(&(lists.len() as u32).to_le_bytes());
+        for len in lists {
+            head.extend_from_slice(&len.to_le_bytes());
+        }
+        crc.update(&head);
+        out.write_all(&head)?;
+        crc.update(state);
+        out.write_all(state)?;
+        out.write_all(&crc.finalize().to_le_bytes())?;
+        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        std::fs::rename(&tmp, path)
+    };
+    write().map_err(|source| {
+        let _ = std::fs::remove_file(&tmp);
+        BuildError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    })
+}
+
+/// The checkpoint of level `level`, of `positions` positions and
+/// `state_bytes` bytes of state, if one exists and passes every check.
+pub(super) fn load(path: &Path, level: u32, positions: u64, state_bytes: usize) -> Option<Saved> {
+    let file = File::open(path).ok()?;
+    let size = file.metadata().ok()?.len();
+    let mut input = BufReader::with_capacity(1 << 20, file);
+    let mut head = [0u8; HEADER];
+    input.read_exact(&mut head).ok()?;
+    let word = |at: usize| u32::from_le_bytes(head[at..at + 4].try_into().expect("4 bytes"));
+    let count = u64::from_le_bytes(head[16..24].try_into().expect("8 bytes"));
+    let lists = word(24) as usize;
+    let expected_size = (HEADER + 8 * lists + state_bytes + 4) as u64;
+    if &head[..8] != MAGIC || word(8) != level || count != positions || size != expected_size {
+        return None;
+    }
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(&head);
+    let mut lengths = vec![0u8; 8 * lists];
+    input.read_exact(&mut lengths).ok()?;
+    crc.update(&lengths);
+    let mut state = vec![0u8; state_bytes];
+    input.read_exact(&mut state).ok()?;
+    crc.update(&state);
+    let mut stored = [0u8; 4];
+    input.read_exact(&mut stored).ok()?;
+    if crc.finalize() != u32::from_le_bytes(stored) {
+        return None;
+    }
+    Some(Saved {
+        next_threshold: word(12),
+        lists: lengths
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .collect(),
+        state,
+    })
+}
