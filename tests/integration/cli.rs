@@ -1036,3 +1036,51 @@ fn build_encodings_answer_the_same() {
         stderr(&bad)
     );
 }
+
+/// `build --memory lean` writes the files a default build writes and
+/// leaves no list behind; forced tables and unknown modes are refused with
+/// one line.
+#[test]
+fn build_memory_lean_writes_the_same_files() {
+    let (_fast_dir, fast) = built(9);
+    let lean_dir = TempDir::new().unwrap();
+    let lean = lean_dir.path().to_str().unwrap().to_string();
+    let out = ok(&["build", "--stones", "9", "--dir", &lean, "--memory", "lean"]);
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("    9 ")).count(),
+        1,
+        "{out}"
+    );
+    let rules = oware();
+    let (fast, lean) = (
+        tables_dir(Path::new(&fast), &rules),
+        tables_dir(Path::new(&lean), &rules),
+    );
+    for n in 0..=9 {
+        let name = format!("level-{n:03}.mtb");
+        assert!(
+            fs::read(fast.join(&name)).unwrap() == fs::read(lean.join(&name)).unwrap(),
+            "{name} differs"
+        );
+    }
+    assert!(!lean.join("lean").exists(), "lean lists left behind");
+    let err = fails(&[
+        "build",
+        "--stones",
+        "4",
+        "--dir",
+        lean_dir.path().to_str().unwrap(),
+        "--memory",
+        "lean",
+        "--cycles",
+        "forced",
+    ]);
+    assert!(err.contains("--memory lean"), "{err}");
+    let bad = mancala_tb(&["build", "--stones", "4", "--memory", "tiny"]);
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad).contains("unknown memory mode 'tiny'"),
+        "{}",
+        stderr(&bad)
+    );
+}
