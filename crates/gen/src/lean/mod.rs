@@ -56,6 +56,13 @@ const CHUNK: usize = 1 << 14;
 /// Positions whose exits are located (and prefetched) before the first is
 /// read, as in the retrograde strategy's forward pass.
 const BATCH: usize = 32;
+/// Eligible positions looked at together when a threshold is seeded.
+/// Small in debug builds, so the tests seed in several pieces.
+const SEED_PIECE: usize = if cfg!(debug_assertions) {
+    1 << 6
+} else {
+    1 << 20
+};
 /// Frontier members or candidates per unit of parallel work.
 const FRONTIER_CHUNK: usize = 1 << 10;
 
@@ -408,15 +415,23 @@ impl Level<'_> {
     }
 
     /// Positions whose best exit is worth `−s` become eligible for `L_s`;
-    /// those whose same-level children are all in `W_s` join it.
+    /// those whose same-level children are all in `W_s` join it. The list
+    /// is read a piece at a time, so only the new members are held.
     fn seed_lost(&self, list: &List) -> Result<Vec<u64>, BuildError> {
-        let mut eligible = Vec::new();
-        list.for_each(|at| {
+        let mut lost = Vec::new();
+        let mut eligible = Vec::with_capacity(SEED_PIECE);
+        let mut reader = list.read()?;
+        while let Some(at) = reader.next_index()? {
             if self.state.unblock(at as usize) {
                 eligible.push(at);
             }
-        })?;
-        Ok(self.lose_where_children_won(&eligible))
+            if eligible.len() == SEED_PIECE {
+                lost.extend(self.lose_where_children_won(&eligible));
+                eligible.clear();
+            }
+        }
+        lost.extend(self.lose_where_children_won(&eligible));
+        Ok(lost)
     }
 
     /// Grows both sets of the threshold from their new members until
