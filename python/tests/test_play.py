@@ -117,7 +117,13 @@ def test_ctrl_c_stops_a_build_promptly_and_cleanly(tmp_path: Path) -> None:
     import sys
     import time
 
-    script = f"import mancala_tb; mancala_tb.build({str(tmp_path)!r}, stones=24, progress=False)"
+    # The child raises KeyboardInterrupt on SIGINT even where the test run
+    # inherited an ignored SIGINT (a background job of a shell does).
+    script = (
+        "import signal, mancala_tb; "
+        "signal.signal(signal.SIGINT, signal.default_int_handler); "
+        f"mancala_tb.build({str(tmp_path)!r}, stones=24, progress=False)"
+    )
     child = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True)
     level_dir = tmp_path / "oware-6"
     deadline = time.monotonic() + 60
