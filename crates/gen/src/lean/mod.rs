@@ -458,14 +458,7 @@ impl Level<'_> {
                 let mut eligible = Vec::new();
                 for batch in members.chunks(BATCH) {
                     parents.clear();
-                    for &member in batch {
-                        let child = self.index.unrank(member);
-                        self.rules.same_level_parents(&child, |parent| {
-                            let at = self.index.rank(&parent);
-                            self.state.prefetch(at as usize);
-                            parents.push((at, parent));
-                        });
-                    }
+                    self.for_each_parent(batch, |at, parent| parents.push((at, parent)));
                     eligible.clear();
                     for (at, parent) in &parents {
                         if self.state.state(*at as usize) != ELIGIBLE {
@@ -510,19 +503,27 @@ impl Level<'_> {
                 let mut parents = Vec::new();
                 for batch in members.chunks(BATCH) {
                     parents.clear();
-                    for &member in batch {
-                        let child = self.index.unrank(member);
-                        self.rules.same_level_parents(&child, |parent| {
-                            let at = self.index.rank(&parent);
-                            self.state.prefetch(at as usize);
-                            parents.push(at);
-                        });
-                    }
+                    self.for_each_parent(batch, |at, _| parents.push(at));
                     won.extend(parents.iter().filter(|&&at| self.state.win(at as usize)));
                 }
                 won
             })
             .collect()
+    }
+
+    /// Calls `found(rank, parent)` for every same-level parent of every
+    /// member of `batch`, each parent's state prefetched as it is found,
+    /// so that the batch's random lookups overlap.
+    #[inline]
+    fn for_each_parent(&self, batch: &[u64], mut found: impl FnMut(u64, Position)) {
+        for &member in batch {
+            let child = self.index.unrank(member);
+            self.rules.same_level_parents(&child, |parent| {
+                let at = self.index.rank(&parent);
+                self.state.prefetch(at as usize);
+                found(at, parent);
+            });
+        }
     }
 
     /// The eligible positions of `candidates` whose same-level children
