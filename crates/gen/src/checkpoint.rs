@@ -68,25 +68,32 @@ pub(crate) fn save(
     next_threshold: u32,
     arrays: &[&[AtomicU8]],
 ) -> Result<(), BuildError> {
-    let tmp = temporary_path(path);
     let positions = arrays.first().map_or(0, |a| a.len());
+    let mut header = Vec::with_capacity(HEADER);
+    header.extend_from_slice(MAGIC);
+    header.extend_from_slice(&level.to_le_bytes());
+    header.extend_from_slice(&next_threshold.to_le_bytes());
+    header.extend_from_slice(&(positions as u64).to_le_bytes());
+    header.extend_from_slice(&(arrays.len() as u32).to_le_bytes());
+    let mut parts = vec![&header[..]];
+    parts.extend(arrays.iter().map(|array| plain(array)));
+    write_checked(path, &parts)
+}
+
+/// Writes `parts` one after the other to `path`, then the CRC-32 of them
+/// all: to a temporary name first, synced, then renamed, so a checkpoint
+/// that exists is complete. Both modes' checkpoints are written so.
+pub(crate) fn write_checked(path: &Path, parts: &[&[u8]]) -> Result<(), BuildError> {
+    let tmp = temporary_path(path);
     let write = || -> std::io::Result<()> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
         let mut out = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
         let mut crc = crc32fast::Hasher::new();
-        let mut header = Vec::with_capacity(HEADER);
-        header.extend_from_slice(MAGIC);
-        header.extend_from_slice(&level.to_le_bytes());
-        header.extend_from_slice(&next_threshold.to_le_bytes());
-        header.extend_from_slice(&(positions as u64).to_le_bytes());
-        header.extend_from_slice(&(arrays.len() as u32).to_le_bytes());
-        crc.update(&header);
-        out.write_all(&header)?;
-        for array in arrays {
-            crc.update(plain(array));
-            out.write_all(plain(array))?;
+        for part in parts {
+            crc.update(part);
+            out.write_all(part)?;
         }
         out.write_all(&crc.finalize().to_le_bytes())?;
         out.into_inner().map_err(|e| e.into_error())?.sync_all()?;

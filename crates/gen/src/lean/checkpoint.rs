@@ -16,11 +16,10 @@
 //! checkpoints have another magic: neither mode reads the other's.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, Read};
 use std::path::Path;
 
-use mancala_format::temporary_path;
-
+use crate::checkpoint::write_checked;
 use crate::error::BuildError;
 
 const MAGIC: &[u8; 8] = b"MTBLEAN1";
@@ -46,37 +45,16 @@ pub(super) fn save(
     lists: &[u64],
     state: &[u8],
 ) -> Result<(), BuildError> {
-    let tmp = temporary_path(path);
-    let write = || -> std::io::Result<()> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let mut out = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
-        let mut crc = crc32fast::Hasher::new();
-        let mut head = Vec::with_capacity(HEADER + 8 * lists.len());
-        head.extend_from_slice(MAGIC);
-        head.extend_from_slice(&level.to_le_bytes());
-        head.extend_from_slice(&next_threshold.to_le_bytes());
-        head.extend_from_slice(&positions.to_le_bytes());
-        head.extend_from_slice(&(lists.len() as u32).to_le_bytes());
-        for len in lists {
-            head.extend_from_slice(&len.to_le_bytes());
-        }
-        crc.update(&head);
-        out.write_all(&head)?;
-        crc.update(state);
-        out.write_all(state)?;
-        out.write_all(&crc.finalize().to_le_bytes())?;
-        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        std::fs::rename(&tmp, path)
-    };
-    write().map_err(|source| {
-        let _ = std::fs::remove_file(&tmp);
-        BuildError::Io {
-            path: path.to_path_buf(),
-            source,
-        }
-    })
+    let mut head = Vec::with_capacity(HEADER + 8 * lists.len());
+    head.extend_from_slice(MAGIC);
+    head.extend_from_slice(&level.to_le_bytes());
+    head.extend_from_slice(&next_threshold.to_le_bytes());
+    head.extend_from_slice(&positions.to_le_bytes());
+    head.extend_from_slice(&(lists.len() as u32).to_le_bytes());
+    for len in lists {
+        head.extend_from_slice(&len.to_le_bytes());
+    }
+    write_checked(path, &[&head, state])
 }
 
 /// The checkpoint of level `level`, of `positions` positions and
