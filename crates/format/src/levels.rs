@@ -10,7 +10,7 @@
 
 use std::fs::OpenOptions;
 use std::marker::PhantomData;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use mancala_core::{rank, Position};
@@ -153,6 +153,24 @@ pub fn prefetch<T>(data: &[T], at: usize) {
     }
 }
 
+/// A new file of `len` zero bytes at `path` (replacing any there), mapped
+/// for writing: where a solver puts a level too large for its memory. The
+/// file must be the process's own (in a directory of its own, or unlinked
+/// at once): another writer would change the mapping under it.
+pub fn new_mapped_file(path: &Path, len: u64) -> Result<MmapMut, FormatError> {
+    let io = |e| FormatError::io(path, e);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .map_err(io)?;
+    file.set_len(len).map_err(io)?;
+    // SAFETY: the file is the process's own (see above).
+    unsafe { MmapMut::map_mut(&file) }.map_err(io)
+}
+
 /// A scratch directory for decoded levels too large to hold in memory.
 /// Nothing touches the disk until the first such level: the directory is
 /// then created (emptied first if a killed run left it), and it is removed
@@ -245,18 +263,7 @@ impl Scratch {
 
     fn new_level_file(&self, n: u32, len: usize) -> Result<MmapMut, FormatError> {
         self.ready()?;
-        let path = self.path(n);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .map_err(|e| FormatError::io(&path, e))?;
-        file.set_len(len as u64)
-            .map_err(|e| FormatError::io(&path, e))?;
-        // SAFETY: the file is private to this scratch directory.
-        unsafe { MmapMut::map_mut(&file) }.map_err(|e| FormatError::io(&path, e))
+        new_mapped_file(&self.path(n), len as u64)
     }
 
     fn read_only(&self, n: u32, map: MmapMut) -> Result<Mmap, FormatError> {

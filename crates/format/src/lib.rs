@@ -52,7 +52,7 @@ pub use layout::{
     dir_name, level_file_name, level_files, level_path, levels_present, parse_dir_name, rule_sets,
     tables_dir,
 };
-pub use levels::{prefetch, Levels, Scratch, MAPPED_MIN_POSITIONS};
+pub use levels::{new_mapped_file, prefetch, Levels, Scratch, MAPPED_MIN_POSITIONS};
 pub use write::{
     encode_blocks, table_head, table_trailer, temporary_path, temporary_path_of, write_level,
     BlockFrame, EncodedTable, TEMPORARY_SUFFIX,

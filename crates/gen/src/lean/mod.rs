@@ -28,12 +28,11 @@ mod checkpoint;
 mod lists;
 mod state;
 
-use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use mancala_core::{LevelIndex, Position, Rules, MAX_PITS};
-use mancala_format::{filled_on_huge_pages, Even};
+use mancala_format::{filled_on_huge_pages, new_mapped_file, Even};
 use memmap2::MmapMut;
 use rayon::prelude::*;
 
@@ -205,22 +204,8 @@ impl Lean {
     /// killed build leaves nothing behind.
     fn values_file(&self, n: u32, count: u64) -> Result<MmapMut, BuildError> {
         let path = self.dir.join(format!("level-{n:03}.values"));
-        let io = |source| BuildError::Io {
-            path: path.clone(),
-            source,
-        };
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .map_err(io)?;
-        file.set_len(count).map_err(io)?;
-        // SAFETY: the file is this process's own, and is unlinked before
-        // anything else could open it by name.
-        let map = unsafe { MmapMut::map_mut(&file) }.map_err(io)?;
-        std::fs::remove_file(&path).map_err(io)?;
+        let map = new_mapped_file(&path, count)?;
+        std::fs::remove_file(&path).map_err(|source| BuildError::Io { path, source })?;
         Ok(map)
     }
 }
