@@ -103,83 +103,20 @@ fn lean_refuses_forced_tables() {
 
 /// A lean level killed in the middle of its thresholds resumes from its
 /// last checkpoint (skipping the forward pass, its lists still on disk)
-/// and ends with the fast mode's values; a damaged checkpoint is ignored
-/// and the level solved afresh.
+/// and ends with the fast mode's values, leaving no list behind; a damaged
+/// checkpoint is ignored and the level solved afresh.
 #[test]
 fn an_interrupted_lean_level_resumes_from_its_checkpoint() {
-    use mancala_core::LevelIndex;
-    use mancala_format::Even;
-    use mancala_gen::{solve_in_memory, solve_level, Checkpoints, Lean, LevelJob, Solution};
-    use std::panic::{catch_unwind, AssertUnwindSafe};
-    use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
-    use std::sync::Mutex;
-
-    let rules = Rules::new(Variant::Oware, 6).unwrap();
-    let n = 9;
-    let count = LevelIndex::new(6, n).count();
-    let lower = solve_in_memory::<Even>(&rules, n - 1);
-    let expected = solve_level(&rules, n, &lower, &|_| {}).symbols;
+    use mancala_gen::Lean;
     let dir = TempDir::new().unwrap();
-    let checkpoints = Checkpoints {
-        dir: dir.path().join("checkpoints"),
-        every: std::time::Duration::ZERO,
-    };
     let lean = Lean {
         dir: dir.path().join(LEAN_DIR),
         mapped_min_positions: 1000,
     };
-    let resumable = |progress: &(dyn Fn(u64) + Sync)| -> Solution {
-        let job = LevelJob {
-            rules: &rules,
-            level: n,
-            lower: &lower,
-            progress,
-            checkpoints: Some(&checkpoints),
-            interrupt: None,
-            mark_exits: false,
-        };
-        lean.solve(&job).unwrap()
-    };
-
-    // Killed half-way through the thresholds.
-    let done = AtomicU64::new(0);
-    let interrupted = catch_unwind(AssertUnwindSafe(|| {
-        resumable(&|units| {
-            if done.fetch_add(units, SeqCst) + units > count + count / 2 {
-                panic!("interrupted on purpose");
-            }
-        })
-    }));
-    assert!(interrupted.is_err());
-    let saved = checkpoints.path(n);
-    assert!(saved.exists(), "no checkpoint was written");
-
-    // Resumed: the first progress report already covers the forward pass.
-    let first = Mutex::new(None);
-    let progress = |units| {
-        first.lock().unwrap().get_or_insert(units);
-    };
-    let resumed = resumable(&progress);
-    assert!(
-        resumed.held_symbols() == &expected[..],
-        "resumed level differs"
-    );
-    assert!(first.lock().unwrap().unwrap() > count, "did not resume");
-    assert!(
-        !lean.dir.join("level-009").exists(),
-        "the level's lists are left behind"
-    );
-
-    // A damaged checkpoint is not trusted.
-    let mut bytes = fs::read(&saved).unwrap();
-    let middle = bytes.len() / 2;
-    bytes[middle] ^= 0x10;
-    fs::write(&saved, bytes).unwrap();
-    *first.lock().unwrap() = None;
-    let fresh = resumable(&progress);
-    assert!(fresh.held_symbols() == &expected[..], "fresh level differs");
-    assert!(
-        first.lock().unwrap().unwrap() <= count,
-        "used a damaged checkpoint"
-    );
+    crate::tables::assert_resumes_from_its_checkpoint(&|job| lean.solve(job).unwrap(), &|| {
+        assert!(
+            !lean.dir.join("level-009").exists(),
+            "the level's lists are left behind"
+        )
+    });
 }
