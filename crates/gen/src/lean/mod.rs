@@ -25,10 +25,12 @@
 //! The result is byte for byte the retrograde strategy's.
 
 mod checkpoint;
+mod frontier;
 mod lists;
 mod state;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
 use mancala_core::{LevelIndex, Position, Rules, MAX_PITS};
@@ -40,6 +42,7 @@ use crate::error::BuildError;
 use crate::import::exit_best_marks;
 use crate::solve::{Solution, Solve};
 use crate::strategy::{LevelJob, Looked};
+use frontier::Frontier;
 use lists::{List, ListWriter};
 use state::{Nibbles, ELIGIBLE, WON};
 
@@ -55,9 +58,10 @@ const CHUNK: usize = 1 << 14;
 /// Positions whose exits are located (and prefetched) before the first is
 /// read, as in the retrograde strategy's forward pass.
 const BATCH: usize = 32;
-/// Eligible positions looked at together when a threshold is seeded.
-/// Small in debug builds, so the tests seed in several pieces.
-const SEED_PIECE: usize = if cfg!(debug_assertions) {
+/// Eligible positions looked at together when a threshold is seeded, and
+/// frontier members propagated from together. Small in debug builds, so
+/// the tests work in several pieces.
+const PIECE: usize = if cfg!(debug_assertions) {
     1 << 6
 } else {
     1 << 20
@@ -115,6 +119,7 @@ impl Lean {
             index,
             dir: &dir,
             state,
+            frontiers: AtomicU64::new(0),
         };
         let solved = level.solve(job, progress);
         let checkpointed = job.checkpoints.is_some_and(|c| c.path(n).exists());
@@ -232,6 +237,8 @@ struct Level<'a> {
     index: LevelIndex,
     dir: &'a Path,
     state: Nibbles,
+    /// Frontiers started, which names their files.
+    frontiers: AtomicU64,
 }
 
 /// The exit lists of a level: one per value `−n..=n`, and one of the
@@ -298,7 +305,7 @@ impl Level<'_> {
             }
             let firsts = self.seed_won(progress.exits.of(s as i32))?;
             let seconds = self.seed_lost(progress.exits.of(-(s as i32)))?;
-            self.propagate(firsts, seconds);
+            self.propagate(firsts, seconds)?;
             progress.decisions.push(self.write_decisions(s as i32)?);
             (job.progress)(done(s - 1) - done(s));
         }
@@ -389,44 +396,61 @@ impl Level<'_> {
     }
 
     /// Undecided positions whose best exit is worth `s` join `W_s`.
-    fn seed_won(&self, list: &List) -> Result<Vec<u64>, BuildError> {
-        let mut joined = Vec::new();
-        list.for_each(|at| {
+    fn seed_won(&self, list: &List) -> Result<Frontier, BuildError> {
+        let mut joined = self.frontier();
+        let mut piece = Vec::with_capacity(PIECE);
+        let mut reader = list.read()?;
+        while let Some(at) = reader.next_index()? {
             if self.state.win(at as usize) {
-                joined.push(at);
+                piece.push(at);
             }
-        })?;
+            if piece.len() == PIECE {
+                joined.extend(&piece)?;
+                piece.clear();
+            }
+        }
+        joined.extend(&piece)?;
         Ok(joined)
+    }
+
+    /// A new, empty frontier, with a file of its own to spill to.
+    fn frontier(&self) -> Frontier {
+        let k = self.frontiers.fetch_add(1, Relaxed);
+        Frontier::new(self.dir.join(format!("frontier-{k}")))
     }
 
     /// Positions whose best exit is worth `−s` become eligible for `L_s`;
     /// those whose same-level children are all in `W_s` join it. The list
     /// is read a piece at a time, so only the new members are held.
-    fn seed_lost(&self, list: &List) -> Result<Vec<u64>, BuildError> {
-        let mut lost = Vec::new();
-        let mut eligible = Vec::with_capacity(SEED_PIECE);
+    fn seed_lost(&self, list: &List) -> Result<Frontier, BuildError> {
+        let mut lost = self.frontier();
+        let mut eligible = Vec::with_capacity(PIECE);
         let mut reader = list.read()?;
         while let Some(at) = reader.next_index()? {
             if self.state.unblock(at as usize) {
                 eligible.push(at);
             }
-            if eligible.len() == SEED_PIECE {
-                lost.extend(self.lose_where_children_won(&eligible));
+            if eligible.len() == PIECE {
+                lost.extend(&self.lose_where_children_won(&eligible))?;
                 eligible.clear();
             }
         }
-        lost.extend(self.lose_where_children_won(&eligible));
+        lost.extend(&self.lose_where_children_won(&eligible))?;
         Ok(lost)
     }
 
     /// Grows both sets of the threshold from their new members until
-    /// neither changes.
-    fn propagate(&self, mut firsts: Vec<u64>, mut seconds: Vec<u64>) {
+    /// neither changes, a round's new members in a [`Frontier`] so that
+    /// however many there are, only a bounded number are in memory.
+    fn propagate(&self, mut firsts: Frontier, mut seconds: Frontier) -> Result<(), BuildError> {
         while !firsts.is_empty() || !seconds.is_empty() {
-            let new_seconds = self.lose_parents(&firsts);
-            firsts = self.win_parents(&seconds);
-            seconds = new_seconds;
+            let mut new_seconds = self.frontier();
+            firsts.drain(PIECE, |piece| new_seconds.extend(&self.lose_parents(piece)))?;
+            let mut new_firsts = self.frontier();
+            seconds.drain(PIECE, |piece| new_firsts.extend(&self.win_parents(piece)))?;
+            (firsts, seconds) = (new_firsts, new_seconds);
         }
+        Ok(())
     }
 
     /// The eligible same-level parents of new `W` members `firsts` whose

@@ -1,0 +1,109 @@
+//! The new members of a set found in one round of a threshold: what the
+//! next round propagates from.
+//!
+//! A frontier can hold a large part of a level (a threshold's seeds are
+//! every position whose best exit has that value), so it is held in memory
+//! only up to a bound and beyond it written to a temporary file, the
+//! indices as they came, compressed with zstd. It is read back in pieces,
+//! once, so the memory a frontier costs is bounded whatever its size.
+
+use std::fs::File;
+use std::io::{BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::BuildError;
+
+/// Members held in memory before a frontier goes to its file. Small in
+/// debug builds, so the tests spill frontiers.
+const HELD: usize = if cfg!(debug_assertions) {
+    1 << 6
+} else {
+    1 << 22
+};
+/// zstd's level for the spilled members: its fastest, as for the lists.
+const LEVEL: i32 = 1;
+
+/// A frontier being filled, then drained.
+pub(crate) struct Frontier {
+    path: PathBuf,
+    held: Vec<u64>,
+    spill: Option<zstd::Encoder<'static, BufWriter<File>>>,
+    len: u64,
+}
+
+impl Frontier {
+    /// An empty frontier that spills, if it must, to `path`.
+    pub(crate) fn new(path: PathBuf) -> Frontier {
+        Frontier {
+            path,
+            held: Vec::new(),
+            spill: None,
+            len: 0,
+        }
+    }
+
+    /// Whether no member was added.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Adds `members`.
+    pub(crate) fn extend(&mut self, members: &[u64]) -> Result<(), BuildError> {
+        self.len += members.len() as u64;
+        if self.spill.is_none() && self.held.len() + members.len() <= HELD {
+            self.held.extend_from_slice(members);
+            return Ok(());
+        }
+        let path = self.path.clone();
+        let io = |source| io(&path, source);
+        if self.spill.is_none() {
+            let file = File::create(&path).map_err(io)?;
+            self.spill = Some(zstd::Encoder::new(BufWriter::new(file), LEVEL).map_err(io)?);
+        }
+        let out = self.spill.as_mut().expect("opened above");
+        out.write_all(bytemuck::cast_slice(&self.held))
+            .map_err(io)?;
+        out.write_all(bytemuck::cast_slice(members)).map_err(io)?;
+        self.held = Vec::new();
+        Ok(())
+    }
+
+    /// Hands every member to `visit`, in the order they were added, in
+    /// pieces of at most `piece`, and removes the file it spilled to.
+    pub(crate) fn drain(
+        self,
+        piece: usize,
+        mut visit: impl FnMut(&[u64]) -> Result<(), BuildError>,
+    ) -> Result<(), BuildError> {
+        let Some(out) = self.spill else {
+            return self.held.chunks(piece).try_for_each(visit);
+        };
+        let path = self.path;
+        let io = |source| io(&path, source);
+        out.finish().map_err(io)?.flush().map_err(io)?;
+        let mut input = zstd::Decoder::new(File::open(&path).map_err(io)?).map_err(io)?;
+        let mut buf = vec![0u64; piece.min(self.len as usize)];
+        let mut left = self.len;
+        let mut drained = || {
+            while left > 0 {
+                let len = piece.min(left as usize);
+                input
+                    .read_exact(bytemuck::cast_slice_mut(&mut buf[..len]))
+                    .map_err(io)?;
+                visit(&buf[..len])?;
+                left -= len as u64;
+            }
+            Ok(())
+        };
+        let drained = drained();
+        let _ = std::fs::remove_file(&path);
+        drained
+    }
+}
+
+fn io(path: &Path, source: std::io::Error) -> BuildError {
+    BuildError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
