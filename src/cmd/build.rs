@@ -49,9 +49,10 @@ pub struct BuildArgs {
     #[arg(long)]
     block_size: Option<u32>,
     /// Memory for the level being solved: `fast` (two bytes a position,
-    /// the fastest) or `lean` (four bits a position, its exits and
-    /// decisions in sequential lists on disk next to the tables, or in
-    /// --scratch; even tables only). Both write the same files.
+    /// three for forced tables; the fastest) or `lean` (four bits a
+    /// position, a byte for forced tables, its exits and decisions in
+    /// sequential lists on disk next to the tables, or in --scratch). Both
+    /// write the same files.
     #[arg(long, default_value = "fast", value_parser = parse_memory)]
     memory: MemoryMode,
     /// Save a long level's progress this often (minutes; 0 = never), so a

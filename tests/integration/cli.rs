@@ -621,16 +621,24 @@ fn value_line(value: i32) -> String {
 
 /// A build killed with SIGKILL in the middle of a level leaves no file that
 /// looks complete, and the restarted build finishes with tables identical
-/// byte for byte (so with identical checksums) to an uninterrupted build.
+/// byte for byte (so with identical checksums) to an uninterrupted build,
+/// in either memory mode (the lean one leaving no list behind).
 #[test]
 fn a_build_killed_mid_level_resumes_to_identical_tables() {
     const TOP: u32 = 15;
     let (reference, _) = built(TOP);
+    for memory in ["fast", "lean"] {
+        assert_killed_build_resumes(&reference, TOP, memory);
+    }
+}
+
+fn assert_killed_build_resumes(reference: &TempDir, top: u32, memory: &str) {
     let dir = TempDir::new().unwrap();
     let path = dir.path().to_str().unwrap().to_string();
     let tables = tables_dir(dir.path(), &oware());
+    let stones = top.to_string();
     let build_args = [
-        "build", "--rules", "oware", "--stones", "15", "--dir", &path,
+        "build", "--rules", "oware", "--stones", &stones, "--dir", &path, "--memory", memory,
     ];
     let mut child = binary()
         .args(build_args)
@@ -640,11 +648,11 @@ fn a_build_killed_mid_level_resumes_to_identical_tables() {
         .unwrap();
     // Wait until the build is inside the last level, then kill it.
     let started = std::time::Instant::now();
-    while !tables.join(level_file_name(TOP - 1)).exists() {
+    while !tables.join(level_file_name(top - 1)).exists() {
         assert!(
             started.elapsed().as_secs() < 120,
             "the build never reached level {}",
-            TOP - 1
+            top - 1
         );
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
@@ -654,25 +662,29 @@ fn a_build_killed_mid_level_resumes_to_identical_tables() {
     child.wait().unwrap();
     assert!(
         still_running,
-        "the build finished before it could be killed"
+        "{memory}: the build finished before it could be killed"
     );
     assert!(
-        !tables.join(level_file_name(TOP)).exists(),
-        "a killed level must not leave a finished-looking file"
+        !tables.join(level_file_name(top)).exists(),
+        "{memory}: a killed level must not leave a finished-looking file"
     );
     let tb: Tablebase = Tablebase::open(dir.path(), oware()).unwrap();
-    assert_eq!(tb.max_level(), Some(TOP - 1));
+    assert_eq!(tb.max_level(), Some(top - 1));
 
     ok(&build_args);
     let reference_tables = tables_dir(reference.path(), &oware());
-    for n in 0..=TOP {
+    for n in 0..=top {
         let name = level_file_name(n);
-        assert_eq!(
-            fs::read(tables.join(&name)).unwrap(),
-            fs::read(reference_tables.join(&name)).unwrap(),
-            "{name} differs after the restart"
+        assert!(
+            fs::read(tables.join(&name)).unwrap()
+                == fs::read(reference_tables.join(&name)).unwrap(),
+            "{memory}: {name} differs after the restart"
         );
     }
+    assert!(
+        !tables.join("lean").exists(),
+        "{memory}: lean lists left behind"
+    );
     ok(&["verify", "--dir", &path]);
 }
 
@@ -1037,9 +1049,9 @@ fn build_encodings_answer_the_same() {
     );
 }
 
-/// `build --memory lean` writes the files a default build writes and
-/// leaves no list behind; forced tables and unknown modes are refused with
-/// one line.
+/// `build --memory lean` writes the files a default build writes, of both
+/// kinds, and leaves no list behind; an unknown mode is refused with one
+/// line.
 #[test]
 fn build_memory_lean_writes_the_same_files() {
     let (_fast_dir, fast) = built(9);
@@ -1064,18 +1076,23 @@ fn build_memory_lean_writes_the_same_files() {
         );
     }
     assert!(!lean.join("lean").exists(), "lean lists left behind");
-    let err = fails(&[
-        "build",
-        "--stones",
-        "4",
-        "--dir",
-        lean_dir.path().to_str().unwrap(),
-        "--memory",
-        "lean",
-        "--cycles",
-        "forced",
-    ]);
-    assert!(err.contains("--memory lean"), "{err}");
+    let root = lean_dir.path().to_str().unwrap();
+    let forced = |memory: &str| lean.with_file_name(format!("oware-6-forced-{memory}"));
+    for memory in ["fast", "lean"] {
+        let out = ok(&[
+            "build", "--stones", "7", "--dir", root, "--memory", memory, "--cycles", "forced",
+        ]);
+        assert!(out.lines().any(|l| l.starts_with("    7 ")), "{out}");
+        fs::rename(lean.with_file_name("oware-6-forced"), forced(memory)).unwrap();
+    }
+    for n in 0..=7 {
+        let name = format!("level-{n:03}.mtb");
+        assert!(
+            fs::read(forced("fast").join(&name)).unwrap()
+                == fs::read(forced("lean").join(&name)).unwrap(),
+            "forced {name} differs"
+        );
+    }
     let bad = mancala_tb(&["build", "--stones", "4", "--memory", "tiny"]);
     assert!(!bad.status.success());
     assert!(

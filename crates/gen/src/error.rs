@@ -64,12 +64,6 @@ pub enum BuildError {
         /// What was asked.
         what: String,
     },
-    /// The lean mode was asked for a kind of table it does not solve.
-    #[error("{what} cannot be built with --memory lean yet; build them with --memory fast")]
-    NotLean {
-        /// What was asked.
-        what: String,
-    },
     /// An import's source could not give a level's values
     /// ([`crate::LevelSource`]): the source's own error, which a caller
     /// may downcast.

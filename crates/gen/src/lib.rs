@@ -10,8 +10,8 @@
 //!   [`OnePass`] for those whose levels cannot cycle.
 //! - Even values and forced bounds are two instances of one pipeline
 //!   ([`Solve`]), each with its own state layout ([`LevelState`]).
-//! - [`Lean`] solves even levels with four bits a position in memory and
-//!   its working lists on disk (`build --memory lean`), writing the same
+//! - [`Lean`] solves levels with a few bits a position in memory and its
+//!   working lists on disk (`build --memory lean`), writing the same
 //!   tables.
 //! - [`import`] runs the same pipeline with each level's values read from
 //!   a [`LevelSource`] (another program's tables) instead of solved.

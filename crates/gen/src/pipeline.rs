@@ -17,7 +17,7 @@ use mancala_format::{
 
 use crate::checkpoint::Checkpoints;
 use crate::error::BuildError;
-use crate::lean::Lean;
+use crate::lean::{Lean, LeanKind};
 use crate::lock;
 use crate::solve::{Solution, Solve};
 use crate::strategy::{LevelJob, OnePass, Retrograde, Strategy};
@@ -125,11 +125,6 @@ impl BuildOptions {
                 max: MAX_LEVEL,
             });
         }
-        if self.memory == MemoryMode::Lean && self.cycles == Cycles::Forced {
-            return Err(BuildError::NotLean {
-                what: "forced-bound tables".into(),
-            });
-        }
         let size = self.block_size();
         if !(1..=MAX_BLOCK_SIZE).contains(&size) {
             return Err(BuildError::BlockSize {
@@ -144,11 +139,12 @@ impl BuildOptions {
 /// How much memory a build's level being solved takes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum MemoryMode {
-    /// Two bytes a position, everything in memory: the fastest.
+    /// Two bytes a position (three for forced tables), everything in
+    /// memory: the fastest.
     #[default]
     Fast,
-    /// Four bits a position in memory, the rest in sequential lists on
-    /// disk ([`crate::Lean`]): even tables only.
+    /// Four bits a position in memory (a byte for forced tables), the
+    /// rest in sequential lists on disk ([`crate::Lean`]).
     Lean,
 }
 
@@ -221,20 +217,13 @@ pub fn build(
         (Cycles::Even, MemoryMode::Fast) => build_kind::<Even>(options, &dir, observer, &|job| {
             strategy_for(&rules).solve(job)
         }),
-        (Cycles::Even, MemoryMode::Lean) => {
-            let lean = Lean {
-                dir: work_dir(options, &dir, LEAN_DIR),
-                mapped_min_positions: options.mapped_min_positions,
-            };
-            let reports = build_kind::<Even>(options, &dir, observer, &|job| lean.solve(job));
-            // Each level removes its own lists; this removes the directory
-            // only if it is empty.
-            let _ = std::fs::remove_dir(&lean.dir);
-            reports
+        (Cycles::Even, MemoryMode::Lean) => build_lean::<Even>(options, &dir, observer),
+        (Cycles::Forced, MemoryMode::Lean) => build_lean::<Forced>(options, &dir, observer),
+        (Cycles::Forced, MemoryMode::Fast) => {
+            build_kind::<Forced>(options, &dir, observer, &|job| {
+                strategy_for(&rules).solve(job)
+            })
         }
-        (Cycles::Forced, _) => build_kind::<Forced>(options, &dir, observer, &|job| {
-            strategy_for(&rules).solve(job)
-        }),
     }
 }
 
@@ -243,6 +232,23 @@ pub fn build(
 /// ([`crate::import`]).
 pub(crate) type LevelSolver<'a, K> =
     dyn Fn(&LevelJob<K>) -> Result<Solution, BuildError> + Sync + 'a;
+
+/// Builds the levels of kind `K` with the lean mode.
+fn build_lean<K: LeanKind>(
+    options: &BuildOptions,
+    dir: &Path,
+    observer: &dyn BuildObserver,
+) -> Result<Vec<LevelReport>, BuildError> {
+    let lean = Lean {
+        dir: work_dir(options, dir, LEAN_DIR),
+        mapped_min_positions: options.mapped_min_positions,
+    };
+    let reports = build_kind::<K>(options, dir, observer, &|job| lean.solve(job));
+    // Each level removes its own lists; this removes the directory only if
+    // it is empty.
+    let _ = std::fs::remove_dir(&lean.dir);
+    reports
+}
 
 /// Checks the options and creates the tables' directory.
 pub(crate) fn prepare(options: &BuildOptions) -> Result<PathBuf, BuildError> {

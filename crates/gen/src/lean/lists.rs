@@ -30,7 +30,7 @@ pub(crate) struct ListWriter {
 
 /// A list written out: where it is and how many indices it holds.
 #[derive(Clone, Debug)]
-pub(crate) struct List {
+pub struct List {
     pub(crate) path: PathBuf,
     pub(crate) len: u64,
 }

@@ -1,8 +1,12 @@
-//! The lean mode: a level solved with four bits a position in memory, its
-//! exits and decisions in sequential lists on disk (`build --memory lean`).
+//! The lean mode: a level solved with a few bits a position in memory
+//! (four for even values, eight for forced bounds), its exits and
+//! decisions in sequential lists on disk (`build --memory lean`).
 //!
-//! The retrograde strategy holds two bytes a position: the best exit and a
-//! counter of same-level children not yet won. The lean mode holds neither:
+//! The retrograde strategy holds two bytes a position for even values
+//! (three for forced bounds): the exits and a counter of same-level
+//! children not yet in the first set. The lean mode holds neither. In even
+//! values' terms (forced bounds grow `M_t` and `O_t` by the same rules,
+//! [`kind`]):
 //!
 //! 1. **Forward pass**: every position's best exit (or terminal value) is
 //!    found as the retrograde strategy finds it, and the position's index
@@ -17,7 +21,7 @@
 //!    children and is lost if they are all won. Sets only grow, so the
 //!    attractors, and every value, are those of the retrograde strategy.
 //! 3. When a threshold ends, the positions it decided are written, in
-//!    index order, to its won and lost lists.
+//!    index order, to its lists of each set.
 //! 4. The level's values are put together from the decision lists (a
 //!    position in neither is worth 0), and whether each is its best exit's
 //!    value from the exit lists.
@@ -25,7 +29,9 @@
 //! The result is byte for byte the retrograde strategy's.
 
 mod checkpoint;
+mod forward;
 mod frontier;
+mod kind;
 mod lists;
 mod state;
 
@@ -34,29 +40,20 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
 use mancala_core::{LevelIndex, Position, Rules, MAX_PITS};
-use mancala_format::{filled_on_huge_pages, new_mapped_file, Even};
+use mancala_format::{filled_on_huge_pages, new_mapped_file};
 use memmap2::MmapMut;
 use rayon::prelude::*;
 
 use crate::error::BuildError;
-use crate::import::exit_best_marks;
-use crate::solve::{Solution, Solve};
-use crate::strategy::{LevelJob, Looked};
+use crate::solve::Solution;
+use crate::strategy::LevelJob;
 use frontier::Frontier;
+pub use kind::LeanKind;
 use lists::{List, ListWriter};
-use state::{Nibbles, ELIGIBLE, WON};
+use state::LeanState;
 
-/// Positions whose exits are found in parallel before they are listed.
-/// Small in debug builds, so the tests list levels in several groups.
-const FORWARD_GROUP: usize = if cfg!(debug_assertions) {
-    1 << 10
-} else {
-    1 << 20
-};
-/// Positions per unit of parallel work in the forward pass.
-const CHUNK: usize = 1 << 14;
-/// Positions whose exits are located (and prefetched) before the first is
-/// read, as in the retrograde strategy's forward pass.
+/// Positions whose same-level children are looked at (and prefetched)
+/// together.
 const BATCH: usize = 32;
 /// Eligible positions looked at together when a threshold is seeded, and
 /// frontier members propagated from together. Small in debug builds, so
@@ -82,8 +79,8 @@ impl Children {
     }
 }
 
-/// Solves even levels with four bits a position in memory, its lists in
-/// `dir` (a directory of its own per level, removed once it is solved).
+/// Solves levels with a few bits a position in memory, its lists in `dir`
+/// (a directory of its own per level, removed once it is solved).
 #[derive(Clone, Debug)]
 pub struct Lean {
     /// Where the level's lists are written.
@@ -96,61 +93,65 @@ pub struct Lean {
 impl Lean {
     /// Solves `job`'s level, resuming from its checkpoint if a valid one
     /// is there (with [`LevelJob::checkpoints`]), and saving new ones.
-    pub fn solve(&self, job: &LevelJob<Even>) -> Result<Solution, BuildError> {
+    pub fn solve<K: LeanKind>(&self, job: &LevelJob<K>) -> Result<Solution, BuildError> {
         job.assert_in_order();
         let n = job.level;
         let index = LevelIndex::new(job.rules.pits(), n);
         let count = index.count();
         let dir = self.dir.join(format!("level-{n:03}"));
         let saved = job.checkpoints.and_then(|c| {
-            let saved = checkpoint::load(&c.path(n), n, count, Nibbles::bytes_for(count as usize))?;
-            Progress::resumed(&dir, n, saved)
+            let state_bytes = K::Lean::bytes_for(count as usize);
+            let saved = checkpoint::load(&c.path(n), n, count, state_bytes)?;
+            Progress::resumed(&dir, K::exit_lists(n), n, saved)
         });
-        let (state, progress) = match saved {
-            Some((state, progress)) => (Nibbles::from_bytes(state, count as usize), Some(progress)),
-            None => {
-                recreate(&dir)?;
-                (Nibbles::new(count as usize), None)
-            }
+        let solve = || {
+            let (state, progress, resumed) = match saved {
+                Some((state, progress)) => {
+                    (K::Lean::from_bytes(state, count as usize), progress, true)
+                }
+                None => {
+                    recreate(&dir)?;
+                    let (state, exits) = forward::pass(job, &index, &dir)?;
+                    let decisions = Vec::with_capacity(n as usize);
+                    (state, Progress { exits, decisions }, false)
+                }
+            };
+            let level = Level {
+                lean: self,
+                rules: job.rules,
+                index,
+                dir: &dir,
+                state,
+                frontiers: AtomicU64::new(0),
+            };
+            level.solve(job, progress, resumed)
         };
-        let level = Level {
-            lean: self,
-            rules: job.rules,
-            index,
-            dir: &dir,
-            state,
-            frontiers: AtomicU64::new(0),
-        };
-        let solved = level.solve(job, progress);
+        let solved = solve();
         let checkpointed = job.checkpoints.is_some_and(|c| c.path(n).exists());
         if solved.is_ok() || !checkpointed {
             let _ = std::fs::remove_dir_all(&dir);
         }
-        let mut solution = solved?;
-        if job.mark_exits && job.rules.variant().gives_extra_turns() {
-            // The best exits listed may be extra turns, which restore
-            // nothing: a compact table's marks are those of the restoring
-            // exits, found again as an import finds them.
-            let values = solution.held_symbols();
-            solution.exit_best = Some(exit_best_marks(job.rules, n, values, job.lower));
-        }
-        Ok(solution)
+        solved
     }
 }
 
 /// How far a level got: its exit lists, and the decisions of every
 /// threshold done.
 struct Progress {
-    exits: Exits,
+    exits: Vec<List>,
     /// Thresholds `n, n − 1, …` done, in that order.
     decisions: Vec<Decisions>,
 }
 
 impl Progress {
-    /// The progress a checkpoint of level `n` in `dir` records, with its
-    /// state, if every list it names is there.
-    fn resumed(dir: &Path, n: u32, saved: checkpoint::Saved) -> Option<(Vec<u8>, Progress)> {
-        let exit_lists = 2 * n as usize + 2;
+    /// The progress a checkpoint of level `n` (of `exit_lists` exit lists)
+    /// in `dir` records, with its state, if every list it names is there.
+    fn resumed(
+        dir: &Path,
+        exit_lists: usize,
+        n: u32,
+        saved: checkpoint::Saved,
+    ) -> Option<(Vec<u8>, Progress)> {
         let done = n.checked_sub(saved.next_threshold)? as usize;
         if saved.lists.len() != exit_lists + 2 * done {
             return None;
@@ -158,138 +159,110 @@ impl Progress {
         let list = |path: PathBuf, len: u64| path.exists().then_some(List { path, len });
         let mut lens = saved.lists.iter().copied();
         let mut next = |path| list(path, lens.next().expect("counted above"));
-        let by_value = (-(n as i32)..=n as i32)
-            .map(|v| next(exit_path(dir, v)))
+        let exits = (0..exit_lists)
+            .map(|k| next(exit_path(dir, k)))
             .collect::<Option<Vec<_>>>()?;
-        let none = next(dir.join(EXIT_NONE))?;
         let decisions = (0..done)
             .map(|d| {
-                let s = (n as usize - d) as i32;
+                let t = n - d as u32;
                 Some(Decisions {
-                    won: next(won_path(dir, s))?,
-                    lost: next(lost_path(dir, s))?,
+                    first: next(first_path(dir, t))?,
+                    second: next(second_path(dir, t))?,
                 })
             })
             .collect::<Option<Vec<_>>>()?;
-        let exits = Exits {
-            n: n as i32,
-            by_value,
-            none,
-        };
         Some((saved.state, Progress { exits, decisions }))
     }
 
     /// The length of every list, in the order [`Progress::resumed`] reads
     /// them.
     fn list_lengths(&self) -> Vec<u64> {
-        let exits = self.exits.by_value.iter().chain([&self.exits.none]);
-        let decisions = self.decisions.iter().flat_map(|d| [&d.won, &d.lost]);
-        exits.chain(decisions).map(|list| list.len).collect()
+        let decisions = self.decisions.iter().flat_map(|d| [&d.first, &d.second]);
+        self.exits
+            .iter()
+            .chain(decisions)
+            .map(|list| list.len)
+            .collect()
     }
 }
 
-/// The names of a level's lists in its directory.
-const EXIT_NONE: &str = "exit-none";
-
-fn exit_path(dir: &Path, value: i32) -> PathBuf {
-    dir.join(format!("exit{value:+}"))
+/// The names of a level's lists in its directory: exit list `k` (in the
+/// kind's numbering, [`LeanKind`]), and the positions that joined each set
+/// at threshold `t`.
+fn exit_path(dir: &Path, k: usize) -> PathBuf {
+    dir.join(format!("exit-{k}"))
 }
 
-fn won_path(dir: &Path, s: i32) -> PathBuf {
-    dir.join(format!("won{s}"))
+fn first_path(dir: &Path, t: u32) -> PathBuf {
+    dir.join(format!("first-{t}"))
 }
 
-fn lost_path(dir: &Path, s: i32) -> PathBuf {
-    dir.join(format!("lost{s}"))
+fn second_path(dir: &Path, t: u32) -> PathBuf {
+    dir.join(format!("second-{t}"))
 }
 
 impl Lean {
-    /// A zeroed mapping of `count` bytes for level `n`'s values, of a file
+    /// A zeroed mapping of `len` bytes for level `n`'s symbols, of a file
     /// unlinked at once: its blocks last as long as the mapping, and a
     /// killed build leaves nothing behind.
-    fn values_file(&self, n: u32, count: u64) -> Result<MmapMut, BuildError> {
-        let path = self.dir.join(format!("level-{n:03}.values"));
-        let map = new_mapped_file(&path, count)?;
+    fn symbols_file(&self, n: u32, len: u64) -> Result<MmapMut, BuildError> {
+        let path = self.dir.join(format!("level-{n:03}.symbols"));
+        let map = new_mapped_file(&path, len)?;
         std::fs::remove_file(&path).map_err(|source| BuildError::Io { path, source })?;
         Ok(map)
     }
 }
 
-/// Where a level's values are put together.
-enum Values {
+/// Where a level's symbols are put together.
+enum Symbols {
     Held(Vec<i8>),
     Mapped(MmapMut),
 }
 
-impl Values {
+impl Symbols {
     fn slice(&mut self) -> &mut [i8] {
         match self {
-            Values::Held(values) => values,
-            Values::Mapped(map) => bytemuck::cast_slice_mut(map),
+            Symbols::Held(symbols) => symbols,
+            Symbols::Mapped(map) => bytemuck::cast_slice_mut(map),
         }
     }
 }
 
 /// A level being solved.
-struct Level<'a> {
+struct Level<'a, K: LeanKind> {
     lean: &'a Lean,
     rules: &'a Rules,
     index: LevelIndex,
     dir: &'a Path,
-    state: Nibbles,
+    state: K::Lean,
     /// Frontiers started, which names their files.
     frontiers: AtomicU64,
 }
 
-/// The exit lists of a level: one per value `−n..=n`, and one of the
-/// positions no move leaves.
-struct Exits {
-    n: i32,
-    by_value: Vec<List>,
-    none: List,
+/// A threshold's decisions, in index order: the positions that joined
+/// each set.
+pub struct Decisions {
+    pub(crate) first: List,
+    pub(crate) second: List,
 }
 
-impl Exits {
-    fn of(&self, value: i32) -> &List {
-        &self.by_value[(value + self.n) as usize]
-    }
-}
-
-/// A threshold's decisions, in index order.
-struct Decisions {
-    won: List,
-    lost: List,
-}
-
-impl Level<'_> {
-    /// Solves the level from the start, or from `progress` with the state
-    /// it was saved with.
+impl<K: LeanKind> Level<'_, K> {
+    /// Solves the level's thresholds from `progress` on (`resumed` from a
+    /// checkpoint, or just after the forward pass).
     fn solve(
         &self,
-        job: &LevelJob<Even>,
-        progress: Option<Progress>,
+        job: &LevelJob<K>,
+        mut progress: Progress,
+        resumed: bool,
     ) -> Result<Solution, BuildError> {
         let n = job.level;
         let count = self.index.count();
         let started = Instant::now();
         let done = |s: u32| count * (n - s) as u64 / n.max(1) as u64;
-        let mut progress = match progress {
-            Some(progress) => {
-                let next = n - progress.decisions.len() as u32;
-                (job.progress)(count + done(next));
-                progress
-            }
-            None => {
-                let exits = self.forward_pass(job)?;
-                exits.none.for_each(|at| {
-                    self.state.unblock(at as usize);
-                })?;
-                Progress {
-                    exits,
-                    decisions: Vec::with_capacity(n as usize),
-                }
-            }
-        };
+        if resumed {
+            let next = n - progress.decisions.len() as u32;
+            (job.progress)(count + done(next));
+        }
         let mut last_saved = started;
         for s in (1..=n - progress.decisions.len() as u32).rev() {
             if job.interrupted() {
@@ -303,21 +276,21 @@ impl Level<'_> {
                 self.save(job, s, &progress)?;
                 last_saved = Instant::now();
             }
-            let firsts = self.seed_won(progress.exits.of(s as i32))?;
-            let seconds = self.seed_lost(progress.exits.of(-(s as i32)))?;
+            let firsts = self.seed_first(&progress.exits[K::first_seeds(n, s)])?;
+            let seconds = self.seed_second(&progress.exits[K::eligible_at(n, s)])?;
             self.propagate(firsts, seconds)?;
-            progress.decisions.push(self.write_decisions(s as i32)?);
+            progress.decisions.push(self.write_decisions(s)?);
             (job.progress)(done(s - 1) - done(s));
         }
         if n == 0 {
             (job.progress)(count);
         }
         progress.decisions.reverse();
-        self.assemble(&progress.exits, &progress.decisions, job.mark_exits)
+        self.assemble(job, &progress.exits, &progress.decisions)
     }
 
     /// Saves a checkpoint before threshold `next`, if the job keeps them.
-    fn save(&self, job: &LevelJob<Even>, next: u32, progress: &Progress) -> Result<(), BuildError> {
+    fn save(&self, job: &LevelJob<K>, next: u32, progress: &Progress) -> Result<(), BuildError> {
         let Some(checkpoints) = job.checkpoints else {
             return Ok(());
         };
@@ -331,77 +304,14 @@ impl Level<'_> {
         )
     }
 
-    /// Phase 1: every position listed under its best exit's value.
-    fn forward_pass(&self, job: &LevelJob<Even>) -> Result<Exits, BuildError> {
-        let n = job.level;
-        let count = self.index.count() as usize;
-        let mut by_value = (-(n as i32)..=n as i32)
-            .map(|v| ListWriter::create(exit_path(self.dir, v)))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut none = ListWriter::create(self.dir.join(EXIT_NONE))?;
-        for first in (0..count).step_by(FORWARD_GROUP) {
-            if job.interrupted() {
-                return Err(BuildError::Interrupted);
-            }
-            let len = FORWARD_GROUP.min(count - first);
-            let best = self.best_exits(job, first, len);
-            for (at, &exit) in (first as u64..).zip(&best) {
-                if exit as i32 == Even::no_exit() {
-                    none.push(at)?;
-                } else {
-                    by_value[(exit as i32 + n as i32) as usize].push(at)?;
-                }
-            }
-            (job.progress)(len as u64);
-        }
-        Ok(Exits {
-            n: n as i32,
-            by_value: by_value
-                .into_iter()
-                .map(ListWriter::finish)
-                .collect::<Result<_, _>>()?,
-            none: none.finish()?,
-        })
-    }
-
-    /// The best exits (or terminal values) of positions `first..first +
-    /// len`, [`Even::no_exit`] where no move leaves the level.
-    fn best_exits(&self, job: &LevelJob<Even>, first: usize, len: usize) -> Vec<i8> {
-        let (rules, lower, n) = (self.rules, job.lower, job.level);
-        let mut best = vec![0i8; len];
-        best.par_chunks_mut(CHUNK)
-            .enumerate()
-            .for_each(|(chunk, best)| {
-                let start = first + chunk * CHUNK;
-                let mut positions = self.index.positions_from(start as u64);
-                let mut batch = [Looked::default(); BATCH];
-                for (piece, best) in best.chunks_mut(BATCH).enumerate() {
-                    let start = start + piece * BATCH;
-                    let batch = &mut batch[..best.len()];
-                    for looked in batch.iter_mut() {
-                        let pos = positions.next().expect("the chunk's positions");
-                        looked.look(rules, n, &pos, |level, at| lower.prefetch(level, at));
-                    }
-                    for ((at, best), looked) in (start..).zip(best).zip(batch.iter()) {
-                        let (exit, stays) =
-                            looked.summary::<Even>(n, |_, level, at| lower.entry_at(level, at));
-                        *best = exit as i8;
-                        if stays == 1 {
-                            self.state.mark_single(at);
-                        }
-                    }
-                }
-            });
-        best
-    }
-
-    /// Undecided positions whose best exit is worth `s` join `W_s`.
-    fn seed_won(&self, list: &List) -> Result<Frontier, BuildError> {
+    /// The positions of `list` (for even values, those whose best exit is
+    /// worth `s`) join the first set if they are not in it.
+    fn seed_first(&self, list: &List) -> Result<Frontier, BuildError> {
         let mut joined = self.frontier();
         let mut piece = Vec::with_capacity(PIECE);
         let mut reader = list.read()?;
         while let Some(at) = reader.next_index()? {
-            if self.state.win(at as usize) {
+            if self.state.join_first(at as usize) {
                 piece.push(at);
             }
             if piece.len() == PIECE {
@@ -419,11 +329,12 @@ impl Level<'_> {
         Frontier::new(self.dir.join(format!("frontier-{k}")))
     }
 
-    /// Positions whose best exit is worth `−s` become eligible for `L_s`;
-    /// those whose same-level children are all in `W_s` join it. The list
-    /// is read a piece at a time, so only the new members are held.
-    fn seed_lost(&self, list: &List) -> Result<Frontier, BuildError> {
-        let mut lost = self.frontier();
+    /// The positions of `list` (for even values, those whose best exit is
+    /// worth `−s`) become eligible for the second set; those whose
+    /// same-level children are all in the first join it. The list is read
+    /// a piece at a time.
+    fn seed_second(&self, list: &List) -> Result<Frontier, BuildError> {
+        let mut joined = self.frontier();
         let mut eligible = Vec::with_capacity(PIECE);
         let mut reader = list.read()?;
         while let Some(at) = reader.next_index()? {
@@ -431,12 +342,12 @@ impl Level<'_> {
                 eligible.push(at);
             }
             if eligible.len() == PIECE {
-                lost.extend(&self.lose_where_children_won(&eligible))?;
+                joined.extend(&self.second_where_children_first(&eligible))?;
                 eligible.clear();
             }
         }
-        lost.extend(&self.lose_where_children_won(&eligible))?;
-        Ok(lost)
+        joined.extend(&self.second_where_children_first(&eligible))?;
+        Ok(joined)
     }
 
     /// Grows both sets of the threshold from their new members until
@@ -445,20 +356,23 @@ impl Level<'_> {
     fn propagate(&self, mut firsts: Frontier, mut seconds: Frontier) -> Result<(), BuildError> {
         while !firsts.is_empty() || !seconds.is_empty() {
             let mut new_seconds = self.frontier();
-            firsts.drain(PIECE, |piece| new_seconds.extend(&self.lose_parents(piece)))?;
+            firsts.drain(PIECE, |piece| {
+                new_seconds.extend(&self.second_parents(piece))
+            })?;
             let mut new_firsts = self.frontier();
-            seconds.drain(PIECE, |piece| new_firsts.extend(&self.win_parents(piece)))?;
+            seconds.drain(PIECE, |piece| new_firsts.extend(&self.first_parents(piece)))?;
             (firsts, seconds) = (new_firsts, new_seconds);
         }
         Ok(())
     }
 
-    /// The eligible same-level parents of new `W` members `firsts` whose
-    /// children are now all in `W` join `L`; returns them. Each parent is
+    /// The eligible same-level parents of new first-set members `firsts`
+    /// whose children are now all in the first set join the second;
+    /// returns them. Each parent is
     /// looked at as un-moving finds it, its position still at hand: a
     /// batch of members' parents have their states prefetched before any
     /// is read, and the eligible ones their children's states.
-    fn lose_parents(&self, firsts: &[u64]) -> Vec<u64> {
+    fn second_parents(&self, firsts: &[u64]) -> Vec<u64> {
         let found: Vec<u64> = firsts
             .par_chunks(FRONTIER_CHUNK)
             .flat_map_iter(|members| {
@@ -470,7 +384,7 @@ impl Level<'_> {
                     self.for_each_parent(batch, |at, parent| parents.push((at, parent)));
                     eligible.clear();
                     for (at, parent) in &parents {
-                        if self.state.state(*at as usize) != ELIGIBLE {
+                        if !self.state.may_join_second(*at as usize) {
                             continue;
                         }
                         // A single child is the new member that led here.
@@ -487,7 +401,7 @@ impl Level<'_> {
                     found.extend(
                         eligible
                             .iter()
-                            .filter(|(_, children)| self.all_won(children))
+                            .filter(|(_, children)| self.all_first(children))
                             .map(|&(at, _)| at),
                     );
                 }
@@ -497,25 +411,29 @@ impl Level<'_> {
         // Found more than once where several children joined at once.
         found
             .into_par_iter()
-            .filter(|&at| self.state.lose(at as usize))
+            .filter(|&at| self.state.join_second(at as usize))
             .collect()
     }
 
-    /// Every undecided same-level parent of new `L` members `seconds` can
-    /// move there: it joins `W`. Returns them. A batch of members' parents
+    /// Every same-level parent of new second-set members `seconds` can
+    /// move there: it joins the first set if it can. Returns them. A batch of members' parents
     /// have their states prefetched before any is changed.
-    fn win_parents(&self, seconds: &[u64]) -> Vec<u64> {
+    fn first_parents(&self, seconds: &[u64]) -> Vec<u64> {
         seconds
             .par_chunks(FRONTIER_CHUNK)
             .flat_map_iter(|members| {
-                let mut won = Vec::new();
+                let mut joined = Vec::new();
                 let mut parents = Vec::new();
                 for batch in members.chunks(BATCH) {
                     parents.clear();
                     self.for_each_parent(batch, |at, _| parents.push(at));
-                    won.extend(parents.iter().filter(|&&at| self.state.win(at as usize)));
+                    joined.extend(
+                        parents
+                            .iter()
+                            .filter(|&&at| self.state.join_first(at as usize)),
+                    );
                 }
-                won
+                joined
             })
             .collect()
     }
@@ -536,14 +454,14 @@ impl Level<'_> {
     }
 
     /// The eligible positions of `candidates` whose same-level children
-    /// are all in `W` join `L`; returns them. A batch of candidates'
+    /// are all in the first set join the second; returns them. A batch of candidates'
     /// children are located and prefetched before any is read, so the
     /// misses of their random lookups overlap.
-    fn lose_where_children_won(&self, candidates: &[u64]) -> Vec<u64> {
+    fn second_where_children_first(&self, candidates: &[u64]) -> Vec<u64> {
         candidates
             .par_chunks(FRONTIER_CHUNK)
             .flat_map_iter(|chunk| {
-                let mut lost = Vec::new();
+                let mut joined = Vec::new();
                 for batch in chunk.chunks(BATCH) {
                     let children: Vec<Children> = batch
                         .iter()
@@ -556,12 +474,12 @@ impl Level<'_> {
                         })
                         .collect();
                     for (&at, children) in batch.iter().zip(&children) {
-                        if self.all_won(children) && self.state.lose(at as usize) {
-                            lost.push(at);
+                        if self.all_first(children) && self.state.join_second(at as usize) {
+                            joined.push(at);
                         }
                     }
                 }
-                lost
+                joined
             })
             .collect()
     }
@@ -578,63 +496,51 @@ impl Level<'_> {
         children
     }
 
-    /// Whether all of `children` are in `W`: what the retrograde
-    /// strategy's counter of children knows, looked up.
-    fn all_won(&self, children: &Children) -> bool {
+    /// Whether all of `children` are in the first set: what the
+    /// retrograde strategy's counter of children knows, looked up.
+    fn all_first(&self, children: &Children) -> bool {
         children
             .ranks()
             .iter()
-            .all(|&child| self.state.state(child as usize) == WON)
+            .all(|&child| self.state.in_first(child as usize))
     }
 
-    /// Writes the positions threshold `s` decided to its lists.
-    fn write_decisions(&self, s: i32) -> Result<Decisions, BuildError> {
-        let mut won = ListWriter::create(won_path(self.dir, s))?;
-        let mut lost = ListWriter::create(lost_path(self.dir, s))?;
+    /// Writes the positions threshold `t` decided to its lists.
+    fn write_decisions(&self, t: u32) -> Result<Decisions, BuildError> {
+        let mut first = ListWriter::create(first_path(self.dir, t))?;
+        let mut second = ListWriter::create(second_path(self.dir, t))?;
         self.state.take_decided(|decided| {
-            won.extend(&decided.won)?;
-            lost.extend(&decided.lost)
+            first.extend(&decided.first)?;
+            second.extend(&decided.second)
         })?;
         Ok(Decisions {
-            won: won.finish()?,
-            lost: lost.finish()?,
+            first: first.finish()?,
+            second: second.finish()?,
         })
     }
 
-    /// The level's values, put together (in a mapping if the level is
-    /// large) from the decisions of thresholds `1..=n` (`decisions[s − 1]`), and with
-    /// `mark_exits` whether each is its best exit's.
+    /// The level's symbols, put together (in a mapping if the level is
+    /// large) from the decisions of thresholds `1..=n` (`decisions[t −
+    /// 1]`), with the exit marks `job` asks for.
     fn assemble(
         &self,
-        exits: &Exits,
+        job: &LevelJob<K>,
+        exits: &[List],
         decisions: &[Decisions],
-        mark_exits: bool,
     ) -> Result<Solution, BuildError> {
         let count = self.index.count();
-        let mut values = if count >= self.lean.mapped_min_positions {
-            Values::Mapped(self.lean.values_file(self.index.stones(), count)?)
+        let len = K::WIDTH as u64 * count;
+        let mut symbols = if count >= self.lean.mapped_min_positions {
+            Symbols::Mapped(self.lean.symbols_file(self.index.stones(), len)?)
         } else {
-            Values::Held(filled_on_huge_pages(count as usize, 0))
+            Symbols::Held(filled_on_huge_pages(len as usize, 0))
         };
-        let slice = values.slice();
-        for (s, decided) in (1i8..).zip(decisions) {
-            decided.won.for_each(|at| slice[at as usize] = s)?;
-            decided.lost.for_each(|at| slice[at as usize] = -s)?;
-        }
-        let exit_best = if mark_exits {
-            let mut marks = vec![false; slice.len()];
-            for value in -exits.n..=exits.n {
-                exits
-                    .of(value)
-                    .for_each(|at| marks[at as usize] = slice[at as usize] as i32 == value)?;
-            }
-            Some(marks)
-        } else {
-            None
-        };
-        let (symbols, mapped) = match values {
-            Values::Held(values) => (values, None),
-            Values::Mapped(map) => (Vec::new(), Some(map)),
+        let slice = symbols.slice();
+        K::assemble(job.level, slice, decisions)?;
+        let exit_best = K::exit_marks(job, slice, exits)?;
+        let (symbols, mapped) = match symbols {
+            Symbols::Held(symbols) => (symbols, None),
+            Symbols::Mapped(map) => (Vec::new(), Some(map)),
         };
         Ok(Solution {
             symbols,

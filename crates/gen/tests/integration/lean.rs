@@ -1,22 +1,31 @@
 //! The lean mode writes the files the fast mode writes, byte for byte, for
-//! every rule set and both encodings, its larger levels put together in
-//! mappings, and leaves none of its lists behind.
+//! every rule set, both encodings and both kinds of table, its larger
+//! levels put together in mappings, and leaves none of its lists behind.
 
 use std::fs;
 use std::path::Path;
 
 use mancala_core::{Cycles, Rules, Variant};
 use mancala_format::{tables_dir, Encoding};
-use mancala_gen::{build, BuildError, BuildOptions, MemoryMode, Quiet, LEAN_DIR};
+use mancala_format::{Even, Forced};
+use mancala_gen::{build, BuildOptions, MemoryMode, Quiet, LEAN_DIR};
 use tempfile::TempDir;
 
 /// Positions from which levels are held as mapped files in these tests,
 /// so that the lean mode puts its larger levels together in a mapping.
 const MAPPED_MIN_POSITIONS: u64 = 20_000;
 
-/// Builds levels `0..=max` of `rules` in `memory` mode under `root`.
-fn build_in(root: &Path, rules: Rules, max: u32, encoding: Encoding, memory: MemoryMode) {
+/// Builds levels `0..=max` of `rules`' `cycles` tables in `memory` mode
+/// under `root`.
+fn build_in(
+    root: &Path,
+    rules: Rules,
+    max: u32,
+    (cycles, encoding): (Cycles, Encoding),
+    memory: MemoryMode,
+) {
     let options = BuildOptions {
+        cycles,
         encoding,
         memory,
         mapped_min_positions: MAPPED_MIN_POSITIONS,
@@ -41,12 +50,17 @@ fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
 }
 
 fn assert_lean_writes_what_fast_writes(rules: Rules, max: u32, encoding: Encoding) {
+    assert_same_files(rules, max, (Cycles::Even, encoding));
+}
+
+fn assert_same_files(rules: Rules, max: u32, tables: (Cycles, Encoding)) {
+    let (cycles, encoding) = tables;
     let (fast, lean) = (TempDir::new().unwrap(), TempDir::new().unwrap());
-    build_in(fast.path(), rules, max, encoding, MemoryMode::Fast);
-    build_in(lean.path(), rules, max, encoding, MemoryMode::Lean);
+    build_in(fast.path(), rules, max, tables, MemoryMode::Fast);
+    build_in(lean.path(), rules, max, tables, MemoryMode::Lean);
     let (fast, lean) = (
-        tables_dir(fast.path(), &rules, Cycles::Even),
-        tables_dir(lean.path(), &rules, Cycles::Even),
+        tables_dir(fast.path(), &rules, cycles),
+        tables_dir(lean.path(), &rules, cycles),
     );
     let (fast_files, lean_files) = (files(&fast), files(&lean));
     let names = |files: &[(String, Vec<u8>)]| files.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
@@ -54,7 +68,7 @@ fn assert_lean_writes_what_fast_writes(rules: Rules, max: u32, encoding: Encodin
     for ((name, ours), (_, theirs)) in lean_files.iter().zip(&fast_files) {
         assert!(
             ours == theirs,
-            "{} {encoding:?} {name}: the lean file differs",
+            "{} {cycles:?} {encoding:?} {name}: the lean file differs",
             rules.id()
         );
     }
@@ -89,16 +103,17 @@ fn lean_builds_every_rule_set_byte_for_byte() {
 }
 
 #[test]
-fn lean_refuses_forced_tables() {
-    let root = TempDir::new().unwrap();
-    let options = BuildOptions {
-        cycles: Cycles::Forced,
-        memory: MemoryMode::Lean,
-        ..BuildOptions::new(root.path(), Rules::new(Variant::Oware, 6).unwrap(), 4)
-    };
-    let err = build(&options, &Quiet).unwrap_err();
-    assert!(matches!(err, BuildError::NotLean { .. }), "{err}");
-    assert!(err.to_string().contains("--memory lean"), "{err}");
+fn lean_builds_forced_bounds_byte_for_byte() {
+    for (variant, pits, max) in [
+        (Variant::Oware, 6, 8),
+        (Variant::Oware, 3, 12),
+        (Variant::Awari, 4, 10),
+        (Variant::Wari, 2, 14),
+        (Variant::Kalah, 3, 10),
+    ] {
+        let rules = Rules::new(variant, pits).unwrap();
+        assert_same_files(rules, max, (Cycles::Forced, Encoding::Full));
+    }
 }
 
 /// A lean level killed in the middle of its thresholds resumes from its
@@ -113,10 +128,18 @@ fn an_interrupted_lean_level_resumes_from_its_checkpoint() {
         dir: dir.path().join(LEAN_DIR),
         mapped_min_positions: 1000,
     };
-    crate::tables::assert_resumes_from_its_checkpoint(&|job| lean.solve(job).unwrap(), &|| {
+    let no_lists_left = || {
         assert!(
             !lean.dir.join("level-009").exists(),
             "the level's lists are left behind"
         )
-    });
+    };
+    crate::tables::assert_resumes_from_its_checkpoint::<Even>(
+        &|job| lean.solve(job).unwrap(),
+        &no_lists_left,
+    );
+    crate::tables::assert_resumes_from_its_checkpoint::<Forced>(
+        &|job| lean.solve(job).unwrap(),
+        &no_lists_left,
+    );
 }

@@ -1164,19 +1164,22 @@ fn mapped_lower_levels_give_identical_tables() {
 #[test]
 fn an_interrupted_level_resumes_from_its_checkpoint() {
     use mancala_gen::{Retrograde, Strategy};
-    assert_resumes_from_its_checkpoint(&|job| Retrograde::local().solve(job).unwrap(), &|| {});
+    assert_resumes_from_its_checkpoint::<Even>(
+        &|job| Retrograde::local().solve(job).unwrap(),
+        &|| {},
+    );
 }
 
-/// Oware level 9 solved by `solve`, with a checkpoint before every
-/// threshold: killed half-way through its thresholds, it resumes from its
-/// last checkpoint (its first progress report covers the forward pass)
-/// with the in-memory solver's values, then `after_resume` holds; from a
-/// damaged checkpoint it starts afresh, to the same values.
-pub(crate) fn assert_resumes_from_its_checkpoint(
-    solve: &(dyn Fn(&mancala_gen::LevelJob<Even>) -> mancala_gen::Solution + Sync),
+/// Oware level 9 of kind `K` solved by `solve`, with a checkpoint before
+/// every threshold: killed half-way through its thresholds, it resumes
+/// from its last checkpoint (its first progress report covers the forward
+/// pass) with the in-memory solver's symbols, then `after_resume` holds;
+/// from a damaged checkpoint it starts afresh, to the same symbols.
+pub(crate) fn assert_resumes_from_its_checkpoint<K: mancala_gen::Solve>(
+    solve: &(dyn Fn(&mancala_gen::LevelJob<K>) -> mancala_gen::Solution + Sync),
     after_resume: &dyn Fn(),
 ) {
-    use mancala_gen::{solve_level, Checkpoints, LevelJob, Solution};
+    use mancala_gen::{Checkpoints, LevelJob, Retrograde, Solution, Strategy};
     use std::panic::{catch_unwind, AssertUnwindSafe};
     use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
     use std::sync::Mutex;
@@ -1184,8 +1187,17 @@ pub(crate) fn assert_resumes_from_its_checkpoint(
     let rules = rules(Variant::Oware, 6);
     let n = 9;
     let count = LevelIndex::new(6, n).count();
-    let lower = solve_in_memory::<Even>(&rules, n - 1);
-    let expected = solve_level(&rules, n, &lower, &|_| {}).symbols;
+    let lower = solve_in_memory::<K>(&rules, n - 1);
+    let in_memory = LevelJob {
+        rules: &rules,
+        level: n,
+        lower: &lower,
+        progress: &|_| {},
+        checkpoints: None,
+        interrupt: None,
+        mark_exits: false,
+    };
+    let expected = Retrograde::local().solve(&in_memory).unwrap().symbols;
     let dir = TempDir::new().unwrap();
     let checkpoints = Checkpoints {
         dir: dir.path().join("checkpoints"),

@@ -1,0 +1,185 @@
+//! What the lean mode needs to know of a kind of table ([`LeanKind`]): its
+//! state, which exit lists a position goes to, which of them seed each
+//! threshold, and how the level's symbols are put together from the
+//! decisions. Even values and forced bounds grow their two sets per
+//! threshold by the same rules, so everything else is shared.
+
+use mancala_core::Bounds;
+use mancala_format::{Even, Forced, TableKind};
+use rayon::prelude::*;
+
+use super::lists::List;
+use super::state::{Flags, LeanState, Nibbles};
+use super::Decisions;
+use crate::error::BuildError;
+use crate::import::exit_best_marks;
+use crate::solve::Solve;
+use crate::strategy::LevelJob;
+
+/// A kind of table the lean mode solves.
+pub trait LeanKind: Solve {
+    /// The level's state in memory.
+    type Lean: LeanState;
+
+    /// How many exit lists a level of `n` stones has.
+    fn exit_lists(n: u32) -> usize;
+
+    /// The exit lists a position whose exits are `exits` is written to.
+    fn lists_of(n: u32, exits: Self::Exits) -> [Option<usize>; 2];
+
+    /// The exit list of the positions that join the first set at
+    /// threshold `t` on their own.
+    fn first_seeds(n: u32, t: u32) -> usize;
+
+    /// The exit list of the positions that become eligible for the second
+    /// set at threshold `t`.
+    fn eligible_at(n: u32, t: u32) -> usize;
+
+    /// The exit list of the positions eligible from the start: those no
+    /// move leaves the level from.
+    fn eligible_from_start(n: u32) -> usize;
+
+    /// Writes the level's symbols ([`TableKind::WIDTH`] a position) into
+    /// `symbols`, zeroed, from the decisions of thresholds `1..=n`
+    /// (`decisions[t − 1]`).
+    fn assemble(n: u32, symbols: &mut [i8], decisions: &[Decisions]) -> Result<(), BuildError>;
+
+    /// Whether each position's value is its best exit's, where `job` asks
+    /// ([`LevelJob::mark_exits`]).
+    fn exit_marks(
+        job: &LevelJob<Self>,
+        symbols: &[i8],
+        exits: &[List],
+    ) -> Result<Option<Vec<bool>>, BuildError>;
+}
+
+/// Even values: `W_s` and `L_s`, a list per best exit's value `−n..=n` and
+/// one of the positions no move leaves.
+impl LeanKind for Even {
+    type Lean = Nibbles;
+
+    fn exit_lists(n: u32) -> usize {
+        2 * n as usize + 2
+    }
+
+    fn lists_of(n: u32, best: i32) -> [Option<usize>; 2] {
+        if best == Even::no_exit() {
+            [Some(Self::eligible_from_start(n)), None]
+        } else {
+            [Some(value_list(n, best)), None]
+        }
+    }
+
+    fn first_seeds(n: u32, s: u32) -> usize {
+        value_list(n, s as i32)
+    }
+
+    fn eligible_at(n: u32, s: u32) -> usize {
+        value_list(n, -(s as i32))
+    }
+
+    fn eligible_from_start(n: u32) -> usize {
+        2 * n as usize + 1
+    }
+
+    /// A position in neither set of any threshold is worth 0.
+    fn assemble(_n: u32, values: &mut [i8], decisions: &[Decisions]) -> Result<(), BuildError> {
+        for (s, decided) in (1i8..).zip(decisions) {
+            decided.first.for_each(|at| values[at as usize] = s)?;
+            decided.second.for_each(|at| values[at as usize] = -s)?;
+        }
+        Ok(())
+    }
+
+    fn exit_marks(
+        job: &LevelJob<Even>,
+        values: &[i8],
+        exits: &[List],
+    ) -> Result<Option<Vec<bool>>, BuildError> {
+        if !job.mark_exits {
+            return Ok(None);
+        }
+        let n = job.level;
+        if job.rules.variant().gives_extra_turns() {
+            // The best exits listed may be extra turns, which restore
+            // nothing: a compact table's marks are those of the restoring
+            // exits, found again as an import finds them.
+            return Ok(Some(exit_best_marks(job.rules, n, values, job.lower)));
+        }
+        let mut marks = vec![false; values.len()];
+        for value in -(n as i32)..=n as i32 {
+            exits[value_list(n, value)]
+                .for_each(|at| marks[at as usize] = values[at as usize] as i32 == value)?;
+        }
+        Ok(Some(marks))
+    }
+}
+
+/// The list of the positions whose best exit is worth `value`.
+fn value_list(n: u32, value: i32) -> usize {
+    (value + n as i32) as usize
+}
+
+/// Forced bounds: `M_t` and `O_t`, a list per best exit for the mover
+/// (`1..=n`: one worth 0 seeds nothing), one per worst exit for the
+/// opponent (`1..=n`: one worth 0 never makes a position eligible) and one
+/// of the positions no move leaves.
+impl LeanKind for Forced {
+    type Lean = Flags;
+
+    fn exit_lists(n: u32) -> usize {
+        2 * n as usize + 1
+    }
+
+    fn lists_of(n: u32, exits: Bounds) -> [Option<usize>; 2] {
+        let mover = (exits.mover > 0).then(|| Self::first_seeds(n, exits.mover.into()));
+        let opponent = if exits.opponent == Forced::no_exit().opponent {
+            Some(Self::eligible_from_start(n))
+        } else {
+            (exits.opponent > 0).then(|| Self::eligible_at(n, exits.opponent.into()))
+        };
+        [mover, opponent]
+    }
+
+    fn first_seeds(_n: u32, t: u32) -> usize {
+        t as usize - 1
+    }
+
+    fn eligible_at(n: u32, t: u32) -> usize {
+        (n + t) as usize - 1
+    }
+
+    fn eligible_from_start(n: u32) -> usize {
+        2 * n as usize
+    }
+
+    /// Each side's bound is the threshold it joined its set at, 0 if it
+    /// never did; written as the pair [`Forced::encode`] stores.
+    fn assemble(n: u32, symbols: &mut [i8], decisions: &[Decisions]) -> Result<(), BuildError> {
+        let width = Forced::WIDTH;
+        for (t, decided) in (1i8..).zip(decisions) {
+            decided
+                .first
+                .for_each(|at| symbols[width * at as usize] = t)?;
+            decided
+                .second
+                .for_each(|at| symbols[width * at as usize + 1] = t)?;
+        }
+        symbols.par_chunks_mut(width).for_each(|pair| {
+            let bounds = Bounds {
+                mover: pair[0] as u8,
+                opponent: pair[1] as u8,
+            };
+            Forced::encode(n, bounds, pair);
+        });
+        Ok(())
+    }
+
+    fn exit_marks(
+        _: &LevelJob<Forced>,
+        _: &[i8],
+        _: &[List],
+    ) -> Result<Option<Vec<bool>>, BuildError> {
+        Ok(None)
+    }
+}
