@@ -2,10 +2,9 @@
 //! levels, written to the exit lists in index order.
 //!
 //! The pass reads the lower levels at random and needs nothing of the
-//! level's own state but one mark per position (a single move keeps the
-//! level), so that mark goes to a list too and the state is made only
-//! when the pass is over: while the lower levels are read, the page cache
-//! has the memory the state will take.
+//! level's own state, which is made only when the pass is over: while the
+//! lower levels are read, the page cache has the memory the state will
+//! take.
 
 use std::path::Path;
 
@@ -30,13 +29,9 @@ const CHUNK: usize = 1 << 14;
 /// Positions whose exits are located (and prefetched) before the first is
 /// read, as in the retrograde strategy's forward pass.
 const BATCH: usize = 32;
-/// The list of the positions with a single move that keeps the level.
-const SINGLE: &str = "single";
-
 /// Lists level `job.level`'s positions (of `index`) under their exits in
-/// `dir`, then makes the level's state: the positions eligible from the
-/// start unblocked, those with a single same-level move marked. Returns
-/// the state and the exit lists.
+/// `dir`, then makes the level's state. Returns the state and the exit
+/// lists.
 pub(super) fn pass<K: LeanKind>(
     job: &LevelJob<K>,
     index: &LevelIndex,
@@ -47,18 +42,14 @@ pub(super) fn pass<K: LeanKind>(
     let mut lists = (0..K::exit_lists(n))
         .map(|k| ListWriter::create(exit_path(dir, k)))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut single = ListWriter::create(dir.join(SINGLE))?;
     for first in (0..count).step_by(GROUP) {
         if job.interrupted() {
             return Err(BuildError::Interrupted);
         }
         let len = GROUP.min(count - first);
-        for (at, (exits, stays)) in (first as u64..).zip(exits(job, index, first, len)) {
+        for (at, exits) in (first as u64..).zip(exits(job, index, first, len)) {
             for k in K::lists_of(n, exits).into_iter().flatten() {
                 lists[k].push(at)?;
-            }
-            if stays == 1 {
-                single.push(at)?;
             }
         }
         (job.progress)(len as u64);
@@ -67,26 +58,18 @@ pub(super) fn pass<K: LeanKind>(
         .into_iter()
         .map(ListWriter::finish)
         .collect::<Result<Vec<_>, _>>()?;
-    let single = single.finish()?;
-    let state = K::Lean::new(count);
-    lists[K::eligible_from_start(n)].for_each(|at| {
-        state.unblock(at as usize);
-    })?;
-    single.for_each(|at| state.mark_single(at as usize))?;
-    let _ = std::fs::remove_file(&single.path);
-    Ok((state, lists))
+    Ok((K::Lean::new(count), lists))
 }
 
-/// The exits (or terminal values) of positions `first..first + len` and
-/// their numbers of moves that keep the level.
+/// The exits (or terminal values) of positions `first..first + len`.
 fn exits<K: LeanKind>(
     job: &LevelJob<K>,
     index: &LevelIndex,
     first: usize,
     len: usize,
-) -> Vec<(K::Exits, u8)> {
+) -> Vec<K::Exits> {
     let (rules, lower, n) = (job.rules, job.lower, job.level);
-    let mut exits = vec![(K::no_exit(), 0); len];
+    let mut exits = vec![K::no_exit(); len];
     exits
         .par_chunks_mut(CHUNK)
         .enumerate()
@@ -100,7 +83,9 @@ fn exits<K: LeanKind>(
                     looked.look(rules, n, &pos, |level, at| lower.prefetch(level, at));
                 }
                 for (exits, looked) in exits.iter_mut().zip(batch.iter()) {
-                    *exits = looked.summary::<K>(n, |_, level, at| lower.entry_at(level, at));
+                    *exits = looked
+                        .summary::<K>(n, |_, level, at| lower.entry_at(level, at))
+                        .0;
                 }
             }
         });

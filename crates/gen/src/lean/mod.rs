@@ -3,23 +3,27 @@
 //! decisions in sequential lists on disk (`build --memory lean`).
 //!
 //! The retrograde strategy holds two bytes a position for even values
-//! (three for forced bounds): the exits and a counter of same-level
-//! children not yet in the first set. The lean mode holds neither. In even
-//! values' terms (forced bounds grow `M_t` and `O_t` by the same rules,
-//! [`kind`]):
+//! (three for forced bounds): the exits, and from the start a counter of
+//! same-level children not yet in the first set. The lean mode keeps the
+//! exits on disk and a counter only for the positions that need one. In
+//! even values' terms (forced bounds grow `M_t` and `O_t` by the same
+//! rules, [`kind`]):
 //!
-//! 1. **Forward pass**: every position's best exit (or terminal value) is
-//!    found as the retrograde strategy finds it, and the position's index
-//!    is appended to the list of that value on disk ([`lists`]), in index
-//!    order.
-//! 2. **Thresholds** `s = n, …, 1`: the list of `+s` seeds `W_s`; the list
-//!    of `−s` makes its positions *eligible* for `L` ([`state`]), and those
-//!    whose same-level children are all won already seed `L_s`. Each new
-//!    member of either set is propagated to its same-level parents, as the
-//!    retrograde strategy does, except that instead of counting a parent's
-//!    children down, an eligible parent of a new `W` member looks at its
-//!    children and is lost if they are all won. Sets only grow, so the
-//!    attractors, and every value, are those of the retrograde strategy.
+//! 1. **Forward pass** ([`forward`]): every position's best exit (or
+//!    terminal value) is found as the retrograde strategy finds it, and
+//!    the position's index is appended to the list of that value on disk
+//!    ([`lists`]), in index order.
+//! 2. **Thresholds** `s = n, …, 1`: the list of `−s` makes its positions
+//!    *eligible* for `L` ([`state`]), each with its same-level moves whose
+//!    child is not yet won counted by looking at them (those with none
+//!    seed `L_s`); then the list of `+s` seeds `W_s`. Each new member of
+//!    either set is propagated to its same-level parents, as the
+//!    retrograde strategy does: a parent of a new `L` member is won, an
+//!    eligible parent of a new `W` member has one move fewer pending and
+//!    is lost when none is left. A blocked position needs no counter
+//!    (whatever its children do, it cannot be lost yet), which is what
+//!    lets four bits hold the state. Sets only grow, so the attractors,
+//!    and every value, are those of the retrograde strategy.
 //! 3. When a threshold ends, the positions it decided are written, in
 //!    index order, to its lists of each set.
 //! 4. The level's values are put together from the decision lists (a
@@ -262,6 +266,11 @@ impl<K: LeanKind> Level<'_, K> {
         if resumed {
             let next = n - progress.decisions.len() as u32;
             (job.progress)(count + done(next));
+        } else {
+            // Nothing is in the first set yet, so every move is pending
+            // and none of these joins the second set here.
+            let joined = self.seed_second(&progress.exits[K::eligible_from_start(n)])?;
+            debug_assert!(joined.is_empty());
         }
         let mut last_saved = started;
         for s in (1..=n - progress.decisions.len() as u32).rev() {
@@ -276,8 +285,8 @@ impl<K: LeanKind> Level<'_, K> {
                 self.save(job, s, &progress)?;
                 last_saved = Instant::now();
             }
-            let firsts = self.seed_first(&progress.exits[K::first_seeds(n, s)])?;
             let seconds = self.seed_second(&progress.exits[K::eligible_at(n, s)])?;
+            let firsts = self.seed_first(&progress.exits[K::first_seeds(n, s)])?;
             self.propagate(firsts, seconds)?;
             progress.decisions.push(self.write_decisions(s)?);
             (job.progress)(done(s - 1) - done(s));
@@ -329,24 +338,25 @@ impl<K: LeanKind> Level<'_, K> {
         Frontier::new(self.dir.join(format!("frontier-{k}")))
     }
 
-    /// The positions of `list` (for even values, those whose best exit is
-    /// worth `−s`) become eligible for the second set; those whose
-    /// same-level children are all in the first join it. The list is read
-    /// a piece at a time.
+    /// The blocked positions of `list` (for even values, those whose best
+    /// exit is worth `−s`) become eligible for the second set, each with
+    /// its same-level moves whose child is not in the first set counted;
+    /// those with none join it. The list is read a piece at a time.
+    ///
+    /// Counted before the threshold's first set grows: every member the
+    /// count sees has had its parents told, and every later one will.
     fn seed_second(&self, list: &List) -> Result<Frontier, BuildError> {
         let mut joined = self.frontier();
-        let mut eligible = Vec::with_capacity(PIECE);
+        let mut piece = Vec::with_capacity(PIECE);
         let mut reader = list.read()?;
         while let Some(at) = reader.next_index()? {
-            if self.state.unblock(at as usize) {
-                eligible.push(at);
-            }
-            if eligible.len() == PIECE {
-                joined.extend(&self.second_where_children_first(&eligible))?;
-                eligible.clear();
+            piece.push(at);
+            if piece.len() == PIECE {
+                joined.extend(&self.make_eligible(&piece))?;
+                piece.clear();
             }
         }
-        joined.extend(&self.second_where_children_first(&eligible))?;
+        joined.extend(&self.make_eligible(&piece))?;
         Ok(joined)
     }
 
@@ -366,52 +376,28 @@ impl<K: LeanKind> Level<'_, K> {
         Ok(())
     }
 
-    /// The eligible same-level parents of new first-set members `firsts`
-    /// whose children are now all in the first set join the second;
-    /// returns them. Each parent is
-    /// looked at as un-moving finds it, its position still at hand: a
+    /// Each same-level parent of new first-set members `firsts` has one
+    /// move fewer pending (by each move that leads there), if it is
+    /// eligible; those left with none join the second set. Returns them. A
     /// batch of members' parents have their states prefetched before any
-    /// is read, and the eligible ones their children's states.
+    /// is changed.
     fn second_parents(&self, firsts: &[u64]) -> Vec<u64> {
-        let found: Vec<u64> = firsts
+        firsts
             .par_chunks(FRONTIER_CHUNK)
             .flat_map_iter(|members| {
-                let mut found = Vec::new();
+                let mut joined = Vec::new();
                 let mut parents = Vec::new();
-                let mut eligible = Vec::new();
                 for batch in members.chunks(BATCH) {
                     parents.clear();
-                    self.for_each_parent(batch, |at, parent| parents.push((at, parent)));
-                    eligible.clear();
-                    for (at, parent) in &parents {
-                        if !self.state.may_join_second(*at as usize) {
-                            continue;
-                        }
-                        // A single child is the new member that led here.
-                        let children = if self.state.single(*at as usize) {
-                            Children::default()
-                        } else {
-                            self.children(parent)
-                        };
-                        for &child in children.ranks() {
-                            self.state.prefetch(child as usize);
-                        }
-                        eligible.push((*at, children));
-                    }
-                    found.extend(
-                        eligible
+                    self.for_each_parent(batch, |at, _| parents.push(at));
+                    joined.extend(
+                        parents
                             .iter()
-                            .filter(|(_, children)| self.all_first(children))
-                            .map(|&(at, _)| at),
+                            .filter(|&&at| self.state.child_joined_first(at as usize)),
                     );
                 }
-                found
+                joined
             })
-            .collect();
-        // Found more than once where several children joined at once.
-        found
-            .into_par_iter()
-            .filter(|&at| self.state.join_second(at as usize))
             .collect()
     }
 
@@ -453,29 +439,37 @@ impl<K: LeanKind> Level<'_, K> {
         }
     }
 
-    /// The eligible positions of `candidates` whose same-level children
-    /// are all in the first set join the second; returns them. A batch of candidates'
-    /// children are located and prefetched before any is read, so the
-    /// misses of their random lookups overlap.
-    fn second_where_children_first(&self, candidates: &[u64]) -> Vec<u64> {
+    /// The blocked positions of `candidates` become eligible, with their
+    /// pending moves counted; returns those with none, which join the
+    /// second set. A batch of candidates' children are located and
+    /// prefetched before any is read, so the misses of their random
+    /// lookups overlap.
+    fn make_eligible(&self, candidates: &[u64]) -> Vec<u64> {
         candidates
             .par_chunks(FRONTIER_CHUNK)
             .flat_map_iter(|chunk| {
                 let mut joined = Vec::new();
+                let mut looked = Vec::with_capacity(BATCH);
                 for batch in chunk.chunks(BATCH) {
-                    let children: Vec<Children> = batch
-                        .iter()
-                        .map(|&at| {
-                            let children = self.children(&self.index.unrank(at));
-                            for &child in children.ranks() {
-                                self.state.prefetch(child as usize);
-                            }
-                            children
-                        })
-                        .collect();
-                    for (&at, children) in batch.iter().zip(&children) {
-                        if self.all_first(children) && self.state.join_second(at as usize) {
-                            joined.push(at);
+                    looked.clear();
+                    for &at in batch {
+                        if !self.state.blocked(at as usize) {
+                            continue;
+                        }
+                        let children = self.children(&self.index.unrank(at));
+                        for &child in children.ranks() {
+                            self.state.prefetch(child as usize);
+                        }
+                        looked.push((at, children));
+                    }
+                    for (at, children) in &looked {
+                        let pending = children
+                            .ranks()
+                            .iter()
+                            .filter(|&&child| !self.state.in_first(child as usize))
+                            .count();
+                        if self.state.make_eligible(*at as usize, pending as u8) {
+                            joined.push(*at);
                         }
                     }
                 }
@@ -494,15 +488,6 @@ impl<K: LeanKind> Level<'_, K> {
             }
         });
         children
-    }
-
-    /// Whether all of `children` are in the first set: what the
-    /// retrograde strategy's counter of children knows, looked up.
-    fn all_first(&self, children: &Children) -> bool {
-        children
-            .ranks()
-            .iter()
-            .all(|&child| self.state.in_first(child as usize))
     }
 
     /// Writes the positions threshold `t` decided to its lists.

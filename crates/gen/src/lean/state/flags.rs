@@ -2,10 +2,12 @@
 //!
 //! A position can be in both sets of a threshold `t`, `M_t` (the mover can
 //! be sure of `t` stones: the first set of [`LeanState`]) and `O_t` (the
-//! opponent can: the second), so each has its own bit, and so has being
-//! eligible for `O_t` (the worst exit leaves the opponent at least `t`);
-//! with a new mark for each set and the single-move mark that is six bits,
-//! which a byte holds and a nibble does not.
+//! opponent can: the second), so each side has its own field. The
+//! opponent's four bits say whether the position is blocked (its worst
+//! exit leaves the opponent less than `t`: 0), eligible with 1 to 8
+//! same-level moves whose child is not yet in `M` (that count) or in `O`;
+//! a bit says it is in `M`, and two more mark what joined at the current
+//! threshold.
 
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
@@ -13,21 +15,22 @@ use super::{Decided, Dirty, LeanState};
 use crate::checkpoint::plain;
 use crate::solve::{atomic, bytes};
 
-/// In `M`: `forced_mover` is the threshold it joined at.
-const IN_MOVER: u8 = 1;
+/// The opponent's field: blocked, pending moves, or [`IN_OPPONENT`].
+const OPPONENT: u8 = 0x0f;
+/// Not yet eligible for `O`.
+const BLOCKED: u8 = 0;
+/// The most same-level moves a position has (eight pits a side).
+const MAX_PENDING: u8 = 8;
 /// In `O`: `forced_opponent` is the threshold it joined at.
-const IN_OPPONENT: u8 = 2;
-/// No exit leaves the opponent less than the threshold: the position is
-/// in `O` once every same-level child is in `M`.
-const ELIGIBLE: u8 = 4;
-/// Joined `M` at the current threshold.
-const NEW_MOVER: u8 = 8;
+const IN_OPPONENT: u8 = 0x0f;
 /// Joined `O` at the current threshold.
-const NEW_OPPONENT: u8 = 16;
-/// Exactly one move keeps the level.
-const SINGLE: u8 = 32;
+const NEW_OPPONENT: u8 = 0x10;
+/// In `M`: `forced_mover` is the threshold it joined at.
+const IN_MOVER: u8 = 0x20;
+/// Joined `M` at the current threshold.
+const NEW_MOVER: u8 = 0x40;
 
-/// A byte of flags per position.
+/// A byte per position.
 pub struct Flags {
     bytes: Vec<AtomicU8>,
     dirty: Dirty,
@@ -39,17 +42,20 @@ impl Flags {
         self.bytes[at].load(Relaxed)
     }
 
-    /// Sets `to` on `at` if `accepts` its flags; whether it did. Of
-    /// several threads, one succeeds.
+    /// Sets `at`'s flags to what `to` makes of them, where it gives
+    /// something; the flags it changed, if it did. Of several threads,
+    /// each sees the others' changes.
     #[inline]
-    fn change(&self, at: usize, accepts: impl Fn(u8) -> bool, to: u8) -> bool {
-        let changed = self.bytes[at]
-            .fetch_update(Relaxed, Relaxed, |f| accepts(f).then_some(f | to))
-            .is_ok();
-        if changed && to & (NEW_MOVER | NEW_OPPONENT) != 0 {
-            self.dirty.mark(at);
+    fn change(&self, at: usize, to: impl Fn(u8) -> Option<u8>) -> Option<u8> {
+        let before = self.bytes[at].fetch_update(Relaxed, Relaxed, to).ok();
+        if before.is_some() {
+            // Cheap enough to note on every change; only new members'
+            // blocks are scanned for anything.
+            if self.flags(at) & (NEW_MOVER | NEW_OPPONENT) != 0 {
+                self.dirty.mark(at);
+            }
         }
-        changed
+        before
     }
 
     /// Whether `at` joined `M` and `O` at this threshold, its marks
@@ -93,32 +99,11 @@ impl LeanState for Flags {
     }
 
     #[inline]
-    fn single(&self, at: usize) -> bool {
-        self.flags(at) & SINGLE != 0
-    }
-
-    #[inline]
-    fn mark_single(&self, at: usize) {
-        self.bytes[at].fetch_or(SINGLE, Relaxed);
-    }
-
-    #[inline]
     fn join_first(&self, at: usize) -> bool {
-        self.change(at, |f| f & IN_MOVER == 0, IN_MOVER | NEW_MOVER)
-    }
-
-    #[inline]
-    fn join_second(&self, at: usize) -> bool {
-        self.change(
-            at,
-            |f| f & (ELIGIBLE | IN_OPPONENT) == ELIGIBLE,
-            IN_OPPONENT | NEW_OPPONENT,
-        )
-    }
-
-    #[inline]
-    fn unblock(&self, at: usize) -> bool {
-        self.change(at, |f| f & ELIGIBLE == 0, ELIGIBLE)
+        self.change(at, |f| {
+            (f & IN_MOVER == 0).then_some(f | IN_MOVER | NEW_MOVER)
+        })
+        .is_some()
     }
 
     #[inline]
@@ -127,8 +112,31 @@ impl LeanState for Flags {
     }
 
     #[inline]
-    fn may_join_second(&self, at: usize) -> bool {
-        self.flags(at) & (ELIGIBLE | IN_OPPONENT) == ELIGIBLE
+    fn blocked(&self, at: usize) -> bool {
+        self.flags(at) & OPPONENT == BLOCKED
+    }
+
+    #[inline]
+    fn make_eligible(&self, at: usize, pending: u8) -> bool {
+        debug_assert!(pending <= MAX_PENDING);
+        let to = if pending > 0 {
+            pending
+        } else {
+            IN_OPPONENT | NEW_OPPONENT
+        };
+        self.change(at, |f| (f & OPPONENT == BLOCKED).then_some(f | to))
+            .is_some()
+            && pending == 0
+    }
+
+    #[inline]
+    fn child_joined_first(&self, at: usize) -> bool {
+        let before = self.change(at, |f| match f & OPPONENT {
+            1 => Some(f & !OPPONENT | IN_OPPONENT | NEW_OPPONENT),
+            2..=MAX_PENDING => Some(f - 1),
+            _ => None,
+        });
+        before.is_some_and(|f| f & OPPONENT == 1)
     }
 
     fn take_decided<E>(&self, write: impl FnMut(Decided) -> Result<(), E>) -> Result<(), E> {

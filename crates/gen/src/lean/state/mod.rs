@@ -6,12 +6,15 @@
 //! (`W_s` for even values, `M_t` for forced bounds) when an exit or a
 //! same-level child in the second set gives its mover enough; it joins
 //! the *second* (`L_s`, `O_t`) once it is *eligible* (no exit keeps it
-//! out) and every same-level child is in the first. A position that
-//! joined a set at the current threshold is marked new until the
-//! threshold's decisions are written out, and one with a single move that
-//! keeps the level is marked so, since it needs no look at its children.
-//! Positions are updated from many threads: every change is an atomic
-//! read-modify-write of its byte.
+//! out) and every same-level child is in the first. An eligible position
+//! keeps the number of its same-level moves whose child is not yet in the
+//! first set, as the retrograde strategy's counter does, but only from the
+//! threshold it becomes eligible at (counted then by looking at its
+//! children) instead of from the start: a blocked position needs no
+//! counter, which is what lets the state fit in a few bits. A position
+//! that joined a set at the current threshold is marked new until the
+//! threshold's decisions are written out. Positions are updated from many
+//! threads: every change is an atomic read-modify-write of its byte.
 
 mod flags;
 mod nibbles;
@@ -57,28 +60,25 @@ pub trait LeanState: Sync + Sized {
     /// Asks for position `at`'s byte to be brought into the caches.
     fn prefetch(&self, at: usize);
 
-    /// Whether `at` has exactly one move that keeps the level.
-    fn single(&self, at: usize) -> bool;
-
-    /// Notes that `at` has exactly one move that keeps the level.
-    fn mark_single(&self, at: usize);
-
     /// `at` joins the first set at this threshold, if it can and is not
     /// in it; whether it joined. Of several threads, one succeeds.
     fn join_first(&self, at: usize) -> bool;
 
-    /// An eligible `at` joins the second set at this threshold, if it is
-    /// not in it; whether it joined.
-    fn join_second(&self, at: usize) -> bool;
-
-    /// `at` becomes eligible for the second set; whether it was not.
-    fn unblock(&self, at: usize) -> bool;
-
     /// Whether `at` is in the first set.
     fn in_first(&self, at: usize) -> bool;
 
-    /// Whether `at` is eligible and not yet in the second set.
-    fn may_join_second(&self, at: usize) -> bool;
+    /// Whether `at` is not yet eligible for the second set.
+    fn blocked(&self, at: usize) -> bool;
+
+    /// A blocked `at` becomes eligible for the second set, with `pending`
+    /// same-level moves whose child is not in the first set; with none it
+    /// joins the second set at this threshold. Whether it joined.
+    fn make_eligible(&self, at: usize, pending: u8) -> bool;
+
+    /// A same-level child of `at`, by one move, joined the first set: an
+    /// eligible `at` has one move fewer pending, and with none left joins
+    /// the second set at this threshold. Whether it joined.
+    fn child_joined_first(&self, at: usize) -> bool;
 
     /// Hands the positions decided since the last call to `write`, in
     /// index order and a group of blocks at a time, and clears their new

@@ -1,13 +1,12 @@
 //! The even values' lean state: four bits a position.
 //!
-//! Two bits say where a position stands at the threshold `s` being solved:
-//! undecided and *blocked* (an exit worth more than `−s` keeps it out of
-//! `L_s`), undecided and *eligible* (every exit is worth `−s` or less, so
-//! it is lost once every same-level child is in `W_s`), won (in `W`: its
-//! value is the threshold it joined at) or lost (in `L`). A third bit marks
-//! a position decided at the current threshold, the fourth one with a
-//! single move that keeps the level. `W` and `L` are the first and second
-//! sets of [`LeanState`]; a position is in one at most.
+//! A position is blocked (an exit worth more than `−s` keeps it out of
+//! `L_s`: value 0), eligible with 1 to 8 same-level moves whose child is
+//! not yet in `W` (the value is that count), won (in `W`: its value is the
+//! threshold it joined at) or lost (in `L`), the last two with or without
+//! the mark of a decision taken at the current threshold. `W` and `L` are
+//! the first and second sets of [`LeanState`]; a position is in one at
+//! most. Sixteen values hold all thirteen states: two positions a byte.
 
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
@@ -17,18 +16,14 @@ use crate::solve::{atomic, bytes};
 
 /// Undecided; some exit is worth more than `−s`.
 const BLOCKED: u8 = 0;
-/// Undecided; no exit is worth more than `−s`.
-const ELIGIBLE: u8 = 1;
+/// The most same-level moves a position has (eight pits a side).
+const MAX_PENDING: u8 = 8;
 /// In `W`: the mover can force the threshold it joined at.
-const WON: u8 = 2;
+const WON: u8 = 12;
 /// In `L`: the mover cannot avoid minus the threshold it joined at.
-const LOST: u8 = 3;
+const LOST: u8 = 13;
 /// Set with [`WON`] or [`LOST`] until the threshold's decisions are taken.
-const NEW: u8 = 4;
-/// Set by the forward pass on a position with exactly one move that keeps
-/// the level: once that child is won, all of its children are, with no
-/// need to look.
-const SINGLE: u8 = 8;
+const NEW: u8 = 2;
 
 /// Four bits per position, two positions a byte.
 pub struct Nibbles {
@@ -42,25 +37,32 @@ impl Nibbles {
         4 * (at as u32 & 1)
     }
 
-    /// Where position `at` stands: [`BLOCKED`], [`ELIGIBLE`], [`WON`] or
-    /// [`LOST`].
     #[inline]
-    fn state(&self, at: usize) -> u8 {
-        (self.bytes[at / 2].load(Relaxed) >> Self::shift(at)) & 3
+    fn nibble(&self, at: usize) -> u8 {
+        (self.bytes[at / 2].load(Relaxed) >> Self::shift(at)) & 0xf
     }
 
-    /// Moves `at` from a state `from` accepts to `to` (with [`NEW`] for a
-    /// decision); whether it moved. Of several threads moving one position
-    /// at once, one succeeds.
+    /// Sets `at`'s nibble to what `to` makes of it, where `to` gives
+    /// something; the nibble it changed, if it did. Of several threads
+    /// changing one position at once, each sees the others' changes.
     #[inline]
-    fn change(&self, at: usize, from: impl Fn(u8) -> bool, to: u8) -> bool {
+    fn change(&self, at: usize, to: impl Fn(u8) -> Option<u8>) -> Option<u8> {
         let shift = Self::shift(at);
-        let changed = self.bytes[at / 2]
+        self.bytes[at / 2]
             .fetch_update(Relaxed, Relaxed, |byte| {
-                from((byte >> shift) & 3).then_some(byte & !(0x7 << shift) | to << shift)
+                let new = to((byte >> shift) & 0xf)?;
+                Some(byte & !(0xf << shift) | new << shift)
             })
-            .is_ok();
-        if changed && to & NEW != 0 {
+            .ok()
+            .map(|byte| (byte >> shift) & 0xf)
+    }
+
+    /// Marks `at` decided as `decided` ([`WON`] or [`LOST`]) at this
+    /// threshold, where `to` gives something.
+    #[inline]
+    fn decide(&self, at: usize, decided: impl Fn(u8) -> Option<u8>) -> bool {
+        let changed = self.change(at, |v| decided(v).map(|d| d | NEW)).is_some();
+        if changed {
             self.dirty.mark(at);
         }
         changed
@@ -69,14 +71,12 @@ impl Nibbles {
     /// Whether `at` was decided at this threshold (as won, or lost), its
     /// mark cleared.
     fn take(&self, at: usize) -> (bool, bool) {
-        let shift = Self::shift(at);
-        let byte = &self.bytes[at / 2];
-        let nibble = (byte.load(Relaxed) >> shift) & 0xf;
-        if nibble & NEW == 0 {
+        let v = self.nibble(at);
+        if v < WON | NEW {
             return (false, false);
         }
-        byte.fetch_and(!(NEW << shift), Relaxed);
-        let won = nibble & 3 == WON;
+        self.bytes[at / 2].fetch_and(!(NEW << Self::shift(at)), Relaxed);
+        let won = v & !NEW == WON;
         (won, !won)
     }
 }
@@ -109,41 +109,45 @@ impl LeanState for Nibbles {
         mancala_format::prefetch(&self.bytes, at / 2);
     }
 
-    #[inline]
-    fn single(&self, at: usize) -> bool {
-        (self.bytes[at / 2].load(Relaxed) >> Self::shift(at)) & SINGLE != 0
-    }
-
-    #[inline]
-    fn mark_single(&self, at: usize) {
-        self.bytes[at / 2].fetch_or(SINGLE << Self::shift(at), Relaxed);
-    }
-
     /// An undecided `at` joins `W`.
     #[inline]
     fn join_first(&self, at: usize) -> bool {
-        self.change(at, |s| s < WON, WON | NEW)
-    }
-
-    /// An eligible `at` joins `L`.
-    #[inline]
-    fn join_second(&self, at: usize) -> bool {
-        self.change(at, |s| s == ELIGIBLE, LOST | NEW)
-    }
-
-    #[inline]
-    fn unblock(&self, at: usize) -> bool {
-        self.change(at, |s| s == BLOCKED, ELIGIBLE)
+        self.decide(at, |v| (v < WON).then_some(WON))
     }
 
     #[inline]
     fn in_first(&self, at: usize) -> bool {
-        self.state(at) == WON
+        self.nibble(at) & !NEW == WON
     }
 
     #[inline]
-    fn may_join_second(&self, at: usize) -> bool {
-        self.state(at) == ELIGIBLE
+    fn blocked(&self, at: usize) -> bool {
+        self.nibble(at) == BLOCKED
+    }
+
+    #[inline]
+    fn make_eligible(&self, at: usize, pending: u8) -> bool {
+        debug_assert!(pending <= MAX_PENDING);
+        if pending > 0 {
+            self.change(at, |v| (v == BLOCKED).then_some(pending));
+            false
+        } else {
+            self.decide(at, |v| (v == BLOCKED).then_some(LOST))
+        }
+    }
+
+    #[inline]
+    fn child_joined_first(&self, at: usize) -> bool {
+        let before = self.change(at, |v| match v {
+            1 => Some(LOST | NEW),
+            2..=MAX_PENDING => Some(v - 1),
+            _ => None,
+        });
+        let joined = before == Some(1);
+        if joined {
+            self.dirty.mark(at);
+        }
+        joined
     }
 
     fn take_decided<E>(&self, write: impl FnMut(Decided) -> Result<(), E>) -> Result<(), E> {
