@@ -316,20 +316,13 @@ impl<K: LeanKind> Level<'_, K> {
     /// The positions of `list` (for even values, those whose best exit is
     /// worth `s`) join the first set if they are not in it.
     fn seed_first(&self, list: &List) -> Result<Frontier, BuildError> {
-        let mut joined = self.frontier();
-        let mut piece = Vec::with_capacity(PIECE);
-        let mut reader = list.read()?;
-        while let Some(at) = reader.next_index()? {
-            if self.state.join_first(at as usize) {
-                piece.push(at);
-            }
-            if piece.len() == PIECE {
-                joined.extend(&piece)?;
-                piece.clear();
-            }
-        }
-        joined.extend(&piece)?;
-        Ok(joined)
+        self.joined_from(list, |piece| {
+            piece
+                .par_iter()
+                .copied()
+                .filter(|&at| self.state.join_first(at as usize))
+                .collect()
+        })
     }
 
     /// A new, empty frontier, with a file of its own to spill to.
@@ -341,22 +334,32 @@ impl<K: LeanKind> Level<'_, K> {
     /// The blocked positions of `list` (for even values, those whose best
     /// exit is worth `−s`) become eligible for the second set, each with
     /// its same-level moves whose child is not in the first set counted;
-    /// those with none join it. The list is read a piece at a time.
+    /// those with none join it.
     ///
     /// Counted before the threshold's first set grows: every member the
     /// count sees has had its parents told, and every later one will.
     fn seed_second(&self, list: &List) -> Result<Frontier, BuildError> {
+        self.joined_from(list, |piece| self.make_eligible(piece))
+    }
+
+    /// The positions `join` returns for the pieces of `list`, which is
+    /// read a piece at a time, in a frontier.
+    fn joined_from(
+        &self,
+        list: &List,
+        join: impl Fn(&[u64]) -> Vec<u64>,
+    ) -> Result<Frontier, BuildError> {
         let mut joined = self.frontier();
         let mut piece = Vec::with_capacity(PIECE);
         let mut reader = list.read()?;
         while let Some(at) = reader.next_index()? {
             piece.push(at);
             if piece.len() == PIECE {
-                joined.extend(&self.make_eligible(&piece))?;
+                joined.extend(&join(&piece))?;
                 piece.clear();
             }
         }
-        joined.extend(&self.make_eligible(&piece))?;
+        joined.extend(&join(&piece))?;
         Ok(joined)
     }
 
