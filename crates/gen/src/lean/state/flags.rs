@@ -47,15 +47,12 @@ impl Flags {
     /// each sees the others' changes.
     #[inline]
     fn change(&self, at: usize, to: impl Fn(u8) -> Option<u8>) -> Option<u8> {
-        let before = self.bytes[at].fetch_update(Relaxed, Relaxed, to).ok();
-        if before.is_some() {
-            // Cheap enough to note on every change; only new members'
-            // blocks are scanned for anything.
-            if self.flags(at) & (NEW_MOVER | NEW_OPPONENT) != 0 {
-                self.dirty.mark(at);
-            }
+        let before = self.bytes[at].fetch_update(Relaxed, Relaxed, &to).ok()?;
+        let after = to(before).expect("the update took");
+        if after & !before & (NEW_MOVER | NEW_OPPONENT) != 0 {
+            self.dirty.mark(at);
         }
-        before
+        Some(before)
     }
 
     /// Whether `at` joined `M` and `O` at this threshold, its marks
