@@ -187,7 +187,15 @@ pub fn advance(pos: &mut Position) -> bool {
 /// `None` (leaving `pos` unchanged) if `pos` was the last one.
 #[inline]
 pub fn advance_at(pos: &mut Position) -> Option<usize> {
-    let cells = pos.cells_mut();
+    advance_cells(pos.cells_mut())
+}
+
+/// [`advance_at`] on any cells: a row alone (`P` cells) steps to the next
+/// row of the same stones in [`mover_row_rank`] order, from all stones in
+/// the last pit to all in the first, which is how a pass that pairs rows
+/// walks them.
+#[inline]
+pub fn advance_cells(cells: &mut [u8]) -> Option<usize> {
     // The smallest i whose right neighbour has a stone: gather pits 0..=i
     // into pit i and move one stone over from pit i + 1.
     let mut gathered = 0u8;

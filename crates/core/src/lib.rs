@@ -33,7 +33,8 @@ mod value;
 pub use error::{Error, GameError, NotationError, Result, Row, RulesError};
 pub use game::{parse_move, EndReason, GameEnd, GameState, Outcome, Side, Sowing};
 pub use index::{
-    advance, advance_at, binomial, mover_row_rank, opponent_row_rank, rank, LevelIndex,
+    advance, advance_at, advance_cells, binomial, mover_row_rank, opponent_row_rank, rank,
+    LevelIndex,
 };
 pub use position::{pit_letter, push_decimal, Position, MAX_PITS, MAX_STONES};
 pub use rules::{Move, MoveList, Place, RowMove, Rules, Successors, Variant};

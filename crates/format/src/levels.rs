@@ -6,19 +6,23 @@
 //! restored. Small levels stay in memory; a large one (by default from
 //! [`MAPPED_MIN_POSITIONS`]) is written to an uncompressed file in a scratch
 //! directory and memory-mapped, so the OS pages it and the process's own
-//! memory stays with the level being solved ([`Scratch`]).
+//! memory stays with the level being solved ([`Scratch`]). A scratch
+//! file may hold its level in [`Order::Flipped`], so that a forward pass
+//! reads it nearly in sequence: callers find entries with
+//! [`Levels::locate`], never by computing a rank themselves.
 
 use std::fs::OpenOptions;
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
-use mancala_core::{rank, Position};
+use mancala_core::Position;
 use memmap2::{Mmap, MmapMut};
 
 use crate::error::FormatError;
 use crate::file::Table;
 use crate::kind::{Even, TableKind};
+use crate::order::{flip, Order};
 
 /// Levels with at least this many positions are held as mapped files by
 /// default (64 Mi positions: oware levels from 21 stones on).
@@ -33,7 +37,7 @@ enum LevelData {
 
 /// Decoded levels `0..len()` of one kind of table.
 pub struct Levels<K: TableKind> {
-    levels: Vec<LevelData>,
+    levels: Vec<(LevelData, Order)>,
     kind: PhantomData<K>,
 }
 
@@ -52,15 +56,15 @@ impl<K: TableKind> Levels<K> {
         Self::default()
     }
 
-    /// Appends the next level's symbols (its stone count must equal
-    /// `len()`).
+    /// Appends the next level's symbols, in rank order (its stone count
+    /// must equal `len()`).
     pub fn push(&mut self, symbols: Vec<i8>) {
-        self.levels.push(LevelData::Owned(symbols));
+        self.levels.push((LevelData::Owned(symbols), Order::Rank));
     }
 
-    /// Appends the next level as a mapped file of its symbols.
-    pub fn push_mapped(&mut self, map: Mmap) {
-        self.levels.push(LevelData::Mapped(map));
+    /// Appends the next level as a mapped file of its symbols in `order`.
+    pub fn push_mapped(&mut self, map: Mmap, order: Order) {
+        self.levels.push((LevelData::Mapped(map), order));
     }
 
     /// Number of levels held (levels `0..len()`).
@@ -73,13 +77,28 @@ impl<K: TableKind> Levels<K> {
         self.levels.is_empty()
     }
 
-    /// The symbols of level `n`, [`TableKind::WIDTH`] per position.
+    /// The symbols of level `n`, [`TableKind::WIDTH`] per position, in
+    /// its [`Levels::order`].
     #[inline]
     pub fn symbols(&self, n: u32) -> &[i8] {
-        match &self.levels[n as usize] {
+        match &self.levels[n as usize].0 {
             LevelData::Owned(symbols) => symbols,
             LevelData::Mapped(map) => bytemuck::cast_slice(map),
         }
+    }
+
+    /// The order level `n` is held in.
+    #[inline]
+    pub fn order(&self, n: u32) -> Order {
+        self.levels[n as usize].1
+    }
+
+    /// Where the entry of `pos`, of level `n`, is held: the index to give
+    /// [`Levels::entry_at`] and [`Levels::prefetch`].
+    #[inline]
+    pub fn locate(&self, n: u32, pos: &Position) -> u64 {
+        debug_assert_eq!(pos.stones(), n);
+        self.order(n).index(pos)
     }
 
     /// The entry of `pos`, whose level must be held.
@@ -92,22 +111,30 @@ impl<K: TableKind> Levels<K> {
     /// solver does from the stones a move captured).
     #[inline]
     pub fn entry_in(&self, n: u32, pos: &Position) -> K::Entry {
-        debug_assert_eq!(pos.stones(), n);
-        self.entry_at(n, rank(pos))
+        self.entry_at(n, self.locate(n, pos))
     }
 
-    /// The entry of rank `index` in level `n`.
+    /// The entry held at `index` of level `n` ([`Levels::locate`]).
     #[inline]
     pub fn entry_at(&self, n: u32, index: u64) -> K::Entry {
         let at = index as usize * K::WIDTH;
         K::read(n, &self.symbols(n)[at..at + K::WIDTH])
     }
 
-    /// Asks the processor to bring the entry of rank `index` of level `n`
+    /// Asks the processor to bring the entry at `index` of level `n`
     /// into its caches ([`prefetch`]), ahead of an [`Levels::entry_at`].
     #[inline]
     pub fn prefetch(&self, n: u32, index: u64) {
         prefetch(self.symbols(n), index as usize * K::WIDTH);
+    }
+
+    /// [`Levels::locate`], with the entry prefetched: what a pass that
+    /// reads several children of a position calls before reading any.
+    #[inline]
+    pub fn locate_prefetched(&self, n: u32, pos: &Position) -> u64 {
+        let at = self.locate(n, pos);
+        self.prefetch(n, at);
+        at
     }
 
     /// Lets the OS take back the resident pages of mapped levels (they are
@@ -115,7 +142,7 @@ impl<K: TableKind> Levels<K> {
     /// propagation never reads lower levels, so the level being solved
     /// gets that memory.
     pub fn release_mapped_pages(&self) {
-        for level in &self.levels {
+        for (level, _) in &self.levels {
             if let LevelData::Mapped(map) = level {
                 // SAFETY: the mapping is shared and file-backed, and never
                 // written through: dropping its pages loses nothing, they are
@@ -130,7 +157,8 @@ impl Levels<Even> {
     /// The value of `pos`, whose level must be held.
     #[inline]
     pub fn value(&self, pos: &Position) -> i32 {
-        self.symbols(pos.stones())[rank(pos) as usize] as i32
+        let n = pos.stones();
+        self.symbols(n)[self.locate(n, pos) as usize] as i32
     }
 }
 
@@ -180,6 +208,8 @@ pub fn new_mapped_file(path: &Path, len: u64) -> Result<MmapMut, FormatError> {
 pub struct Scratch {
     dir: PathBuf,
     mapped_min_positions: u64,
+    /// The pits per side of levels held flipped ([`Scratch::flipped`]).
+    flipped_pits: Option<usize>,
     /// Whether the directory was created, and so is to be removed.
     created: AtomicBool,
 }
@@ -191,7 +221,25 @@ impl Scratch {
         Scratch {
             dir: dir.into(),
             mapped_min_positions,
+            flipped_pits: None,
             created: AtomicBool::new(false),
+        }
+    }
+
+    /// This scratch space, holding its mapped levels (of boards of `pits`
+    /// pits per side) in [`Order::Flipped`]: what a solver whose lower
+    /// levels may not fit in the page cache wants. Each level is decoded
+    /// or copied in rank order first, then transposed into its file.
+    pub fn flipped(mut self, pits: usize) -> Scratch {
+        self.flipped_pits = Some(pits);
+        self
+    }
+
+    /// The order mapped levels are held in.
+    fn order(&self) -> Order {
+        match self.flipped_pits {
+            Some(_) => Order::Flipped,
+            None => Order::Rank,
         }
     }
 
@@ -219,9 +267,12 @@ impl Scratch {
             return Ok(());
         }
         let mut map = self.new_level_file(n, symbols.len())?;
-        map.copy_from_slice(bytemuck::cast_slice(&symbols));
+        match self.flipped_pits {
+            Some(pits) => flip(pits, n, K::WIDTH, &symbols, cast_mut(&mut map)),
+            None => map.copy_from_slice(bytemuck::cast_slice(&symbols)),
+        }
         drop(symbols);
-        levels.push_mapped(self.read_only(n, map)?);
+        levels.push_mapped(self.read_only(n, map)?, self.order());
         Ok(())
     }
 
@@ -233,7 +284,21 @@ impl Scratch {
         n: u32,
         map: MmapMut,
     ) -> Result<(), FormatError> {
-        levels.push_mapped(self.read_only(n, map)?);
+        let map = match self.flipped_pits {
+            Some(pits) => {
+                let mut to = self.new_level_file(n, map.len())?;
+                flip(
+                    pits,
+                    n,
+                    K::WIDTH,
+                    bytemuck::cast_slice(&map),
+                    cast_mut(&mut to),
+                );
+                to
+            }
+            None => map,
+        };
+        levels.push_mapped(self.read_only(n, map)?, self.order());
         Ok(())
     }
 
@@ -251,9 +316,29 @@ impl Scratch {
             levels.push(symbols);
             return Ok(());
         }
-        let mut map = self.new_level_file(header.level, table.symbols())?;
-        table.decode_entries_into(bytemuck::cast_slice_mut(&mut map[..]), levels)?;
-        levels.push_mapped(self.read_only(header.level, map)?);
+        let n = header.level;
+        let map = match self.flipped_pits {
+            Some(pits) => {
+                let mut ranked = self.new_file(&self.ranked_path(n), table.symbols())?;
+                let _ = std::fs::remove_file(self.ranked_path(n));
+                table.decode_entries_into(cast_mut(&mut ranked), levels)?;
+                let mut to = self.new_level_file(n, table.symbols())?;
+                flip(
+                    pits,
+                    n,
+                    K::WIDTH,
+                    bytemuck::cast_slice(&ranked),
+                    cast_mut(&mut to),
+                );
+                to
+            }
+            None => {
+                let mut map = self.new_level_file(n, table.symbols())?;
+                table.decode_entries_into(cast_mut(&mut map), levels)?;
+                map
+            }
+        };
+        levels.push_mapped(self.read_only(n, map)?, self.order());
         Ok(())
     }
 
@@ -261,9 +346,19 @@ impl Scratch {
         self.dir.join(format!("level-{n:03}.raw"))
     }
 
+    /// Where a level to be held flipped is decoded by rank first (the file
+    /// is unlinked as soon as it is mapped).
+    fn ranked_path(&self, n: u32) -> PathBuf {
+        self.dir.join(format!("level-{n:03}.ranked"))
+    }
+
     fn new_level_file(&self, n: u32, len: usize) -> Result<MmapMut, FormatError> {
+        self.new_file(&self.path(n), len)
+    }
+
+    fn new_file(&self, path: &Path, len: usize) -> Result<MmapMut, FormatError> {
         self.ready()?;
-        new_mapped_file(&self.path(n), len as u64)
+        new_mapped_file(path, len as u64)
     }
 
     fn read_only(&self, n: u32, map: MmapMut) -> Result<Mmap, FormatError> {
@@ -281,4 +376,9 @@ impl Drop for Scratch {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
+}
+
+/// A writable mapping's bytes as symbols.
+fn cast_mut(map: &mut MmapMut) -> &mut [i8] {
+    bytemuck::cast_slice_mut(&mut map[..])
 }

@@ -14,7 +14,8 @@
 //! - [`EncodedTable`]: coding a level and writing it to any
 //!   [`std::io::Write`], or atomically to a file;
 //! - [`Levels`] and [`Scratch`]: decoded levels held for random access,
-//!   in memory on huge pages ([`filled_on_huge_pages`]) or mapped;
+//!   in memory on huge pages ([`filled_on_huge_pages`]) or mapped, by rank
+//!   or flipped ([`Order`]);
 //! - the directory layout ([`tables_dir`], [`level_file_name`], …).
 //!
 //! Reading a table needs nothing but this crate and `mancala-core`: no
@@ -31,6 +32,7 @@ mod huge_pages;
 mod kind;
 mod layout;
 mod levels;
+mod order;
 mod write;
 
 pub use codec::{
@@ -53,6 +55,7 @@ pub use layout::{
     tables_dir,
 };
 pub use levels::{new_mapped_file, prefetch, Levels, Scratch, MAPPED_MIN_POSITIONS};
+pub use order::Order;
 pub use write::{
     encode_blocks, table_head, table_trailer, temporary_path, temporary_path_of, write_level,
     BlockFrame, EncodedTable, TEMPORARY_SUFFIX,

@@ -7,7 +7,7 @@
 //! same values writes, byte for byte, and a killed import resumes at the
 //! level it was reading.
 
-use mancala_core::{rank, LevelIndex, Position, Rules, MAX_PITS};
+use mancala_core::{LevelIndex, Position, Rules, MAX_PITS};
 use mancala_format::{Even, Levels};
 use rayon::prelude::*;
 
@@ -98,8 +98,8 @@ impl Exits {
         };
         exits.terminal = rules.for_each_move(pos, |m| {
             if m.leaves_level() && !m.extra_turn {
-                let (level, at) = (m.child.stones(), rank(&m.child));
-                lower.prefetch(level, at);
+                let level = m.child.stones();
+                let at = lower.locate_prefetched(level, &m.child);
                 exits.exits[exits.count] = (m.gain, level, at);
                 exits.count += 1;
             }

@@ -279,6 +279,12 @@ pub(crate) fn build_kind<K: Solve>(
         work_dir(options, dir, SCRATCH_DIR),
         options.mapped_min_positions,
     );
+    // The lean mode reads its lower levels in sequence from flipped files
+    // rather than relying on the page cache to hold them all.
+    let scratch = match options.memory {
+        MemoryMode::Fast => scratch,
+        MemoryMode::Lean => scratch.flipped(options.rules.pits()),
+    };
     let work: u64 = (0..=options.max_stones)
         .zip(&present)
         .filter(|(_, table)| table.is_none())

@@ -225,11 +225,14 @@ impl Located {
         let mut children = [0; MAX_PITS];
         if let Successors::Moves(moves) = &successors {
             for (child, m) in children.iter_mut().zip(moves.iter()) {
-                *child = rank(&m.child);
-                match m.child.stones() {
-                    n if n == job.level => prefetch(level, *child as usize),
-                    n => job.lower.prefetch(n, *child),
-                }
+                *child = match m.child.stones() {
+                    n if n == job.level => {
+                        let at = rank(&m.child);
+                        prefetch(level, at as usize);
+                        at
+                    }
+                    n => job.lower.locate_prefetched(n, &m.child),
+                };
             }
         }
         Located {

@@ -18,7 +18,7 @@
 //! result does not depend on how the work was cut, so every rank count
 //! writes the same tables.
 
-use mancala_core::{LevelIndex, Rules, MAX_PITS};
+use mancala_core::{rank, LevelIndex, Rules, MAX_PITS};
 use rayon::prelude::*;
 use voracious_radix_sort::RadixSort;
 
@@ -116,7 +116,7 @@ impl<K: Solve, T: Transport> LevelAcross<'_, K, T> {
                 let len = CHUNK.min((hi - start) as usize);
                 index.positions_from(start).take(len).map(move |pos| {
                     let mut looked = Looked::default();
-                    looked.look(rules, n, &pos, |_, _| {});
+                    looked.look(rules, n, &pos, |_, child| rank(child));
                     looked
                 })
             })

@@ -1,10 +1,11 @@
 //! The lean mode's forward pass: every position's exits, from the lower
 //! levels, written to the exit lists in index order.
 //!
-//! The pass reads the lower levels at random and needs nothing of the
-//! level's own state, which is made only when the pass is over: while the
-//! lower levels are read, the page cache has the memory the state will
-//! take.
+//! The pass reads the lower levels (held flipped, so that a run of
+//! positions reaches a few stretches of each: [`mancala_format::Order`])
+//! and needs nothing of the level's own state, which is made only when the
+//! pass is over: while the lower levels are read, the page cache has the
+//! memory the state will take.
 
 use std::path::Path;
 
@@ -80,7 +81,9 @@ fn exits<K: LeanKind>(
                 let batch = &mut batch[..exits.len()];
                 for looked in batch.iter_mut() {
                     let pos = positions.next().expect("the chunk's positions");
-                    looked.look(rules, n, &pos, |level, at| lower.prefetch(level, at));
+                    looked.look(rules, n, &pos, |level, child| {
+                        lower.locate_prefetched(level, child)
+                    });
                 }
                 for (exits, looked) in exits.iter_mut().zip(batch.iter()) {
                     *exits = looked

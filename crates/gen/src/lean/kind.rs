@@ -8,7 +8,7 @@ use mancala_core::Bounds;
 use mancala_format::{Even, Forced, TableKind};
 use rayon::prelude::*;
 
-use super::lists::List;
+use super::lists::{visit_by_windows, List};
 use super::state::{Flags, LeanState, Nibbles};
 use super::Decisions;
 use crate::error::BuildError;
@@ -84,11 +84,10 @@ impl LeanKind for Even {
 
     /// A position in neither set of any threshold is worth 0.
     fn assemble(_n: u32, values: &mut [i8], decisions: &[Decisions]) -> Result<(), BuildError> {
-        for (s, decided) in (1i8..).zip(decisions) {
-            decided.first.for_each(|at| values[at as usize] = s)?;
-            decided.second.for_each(|at| values[at as usize] = -s)?;
-        }
-        Ok(())
+        visit_by_windows(&both_sets(decisions), |k, at| {
+            let s = (k / 2 + 1) as i8;
+            values[at as usize] = if k % 2 == 0 { s } else { -s };
+        })
     }
 
     fn exit_marks(
@@ -107,10 +106,12 @@ impl LeanKind for Even {
             return Ok(Some(exit_best_marks(job.rules, n, values, job.lower)));
         }
         let mut marks = vec![false; values.len()];
-        for value in -(n as i32)..=n as i32 {
-            exits[value_list(n, value)]
-                .for_each(|at| marks[at as usize] = values[at as usize] as i32 == value)?;
-        }
+        let lists: Vec<_> = (-(n as i32)..=n as i32)
+            .map(|value| &exits[value_list(n, value)])
+            .collect();
+        visit_by_windows(&lists, |k, at| {
+            marks[at as usize] = values[at as usize] as i32 == k as i32 - n as i32;
+        })?;
         Ok(Some(marks))
     }
 }
@@ -157,14 +158,9 @@ impl LeanKind for Forced {
     /// never did; written as the pair [`Forced::encode`] stores.
     fn assemble(n: u32, symbols: &mut [i8], decisions: &[Decisions]) -> Result<(), BuildError> {
         let width = Forced::WIDTH;
-        for (t, decided) in (1i8..).zip(decisions) {
-            decided
-                .first
-                .for_each(|at| symbols[width * at as usize] = t)?;
-            decided
-                .second
-                .for_each(|at| symbols[width * at as usize + 1] = t)?;
-        }
+        visit_by_windows(&both_sets(decisions), |k, at| {
+            symbols[width * at as usize + k % 2] = (k / 2 + 1) as i8;
+        })?;
         symbols.par_chunks_mut(width).for_each(|pair| {
             let bounds = Bounds {
                 mover: pair[0] as u8,
@@ -182,4 +178,13 @@ impl LeanKind for Forced {
     ) -> Result<Option<Vec<bool>>, BuildError> {
         Ok(None)
     }
+}
+
+/// Each threshold's first then second set, threshold by threshold: list
+/// `k` holds threshold `k / 2 + 1`'s first set if `k` is even.
+fn both_sets(decisions: &[Decisions]) -> Vec<&List> {
+    decisions
+        .iter()
+        .flat_map(|decided| [&decided.first, &decided.second])
+        .collect()
 }

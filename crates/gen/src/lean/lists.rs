@@ -107,15 +107,45 @@ impl List {
             at: 0,
         })
     }
+}
 
-    /// Every index of the list, `visit` called with each in order.
-    pub(crate) fn for_each(&self, mut visit: impl FnMut(u64)) -> Result<(), BuildError> {
-        let mut reader = self.read()?;
-        while let Some(at) = reader.next_index()? {
-            visit(at);
+/// Indices per window of [`visit_by_windows`]. Small in debug builds, so
+/// the tests put levels together in several windows.
+const WINDOW: u64 = if cfg!(debug_assertions) {
+    1 << 10
+} else {
+    1 << 24
+};
+
+/// Every index of every list of `lists`, `visit(k, at)` called with list
+/// `k`'s index `at`, all lists read together a window of indices at a
+/// time. A pass that writes what the lists say into a level's symbols
+/// then writes each page of them while it is in memory: a list at a time
+/// over a mapped level larger than the page cache would write every page
+/// back to disk (and read it again) once per list.
+pub(crate) fn visit_by_windows(
+    lists: &[&List],
+    mut visit: impl FnMut(usize, u64),
+) -> Result<(), BuildError> {
+    let mut readers = lists
+        .iter()
+        .map(|list| list.read())
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut next = readers
+        .iter_mut()
+        .map(ListReader::next_index)
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut end = WINDOW;
+    while next.iter().any(Option::is_some) {
+        for (k, reader) in readers.iter_mut().enumerate() {
+            while let Some(at) = next[k].filter(|&at| at < end) {
+                visit(k, at);
+                next[k] = reader.next_index()?;
+            }
         }
-        Ok(())
+        end += WINDOW;
     }
+    Ok(())
 }
 
 /// Reads a [`List`] back.

@@ -13,7 +13,7 @@
 use std::sync::atomic::{AtomicBool, AtomicI8, Ordering::Relaxed};
 
 use mancala_core::{LevelIndex, Rules};
-use mancala_format::{filled_on_huge_pages, prefetch, Levels};
+use mancala_format::{filled_on_huge_pages, prefetch, Levels, Order};
 use rayon::prelude::*;
 
 use super::by_distance::{largest_distance, tasks_at, Child, Pending, RowMoves, Rows, Task};
@@ -39,6 +39,9 @@ impl Strategy for OnePass {
             !job.rules.variant().can_cycle(),
             "one pass solves only levels that cannot cycle"
         );
+        // Children are located from their rows' ranks, which is the rank
+        // order: the fast mode holds its lower levels that way.
+        debug_assert!((0..n).all(|level| job.lower.order(level) == Order::Rank));
         let pits = job.rules.pits();
         let rows = Rows::of_level(pits, n);
         let index = LevelIndex::new(pits, n);

@@ -22,7 +22,7 @@
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 use std::time::Instant;
 
-use mancala_core::{rank, LevelIndex, Move, Position, Rules, MAX_PITS};
+use mancala_core::{LevelIndex, Move, Position, Rules, MAX_PITS};
 use rayon::prelude::*;
 
 use super::{LevelJob, Strategy};
@@ -188,7 +188,9 @@ fn forward_pass<K: Solve>(job: &LevelJob<K>, index: &LevelIndex, state: &K::Stat
                 let batch = &mut batch[..BATCH.min(first + len - start)];
                 for looked in batch.iter_mut() {
                     let pos = positions.next().expect("the chunk's positions");
-                    looked.look(rules, n, &pos, |level, at| lower.prefetch(level, at));
+                    looked.look(rules, n, &pos, |level, child| {
+                        lower.locate_prefetched(level, child)
+                    });
                 }
                 for (at, looked) in (start..).zip(batch.iter()) {
                     let (exits, stays) =
@@ -221,15 +223,15 @@ pub(crate) struct Looked {
 
 impl Looked {
     /// One look at every move of `pos`, in level `n`: its exits located
-    /// (each passed to `located` with its child's level and index), its
-    /// moves that keep the level counted, or its terminal value.
+    /// (`locate` gives each child's index in its level, and may prefetch
+    /// it), its moves that keep the level counted, or its terminal value.
     #[inline]
     pub(crate) fn look(
         &mut self,
         rules: &Rules,
         n: u32,
         pos: &Position,
-        mut located: impl FnMut(u32, u64),
+        mut locate: impl FnMut(u32, &Position) -> u64,
     ) {
         self.stays = 0;
         self.len = 0;
@@ -238,8 +240,7 @@ impl Looked {
                 debug_assert!(!m.extra_turn && m.child.stones() == n);
                 self.stays += 1;
             } else {
-                let at = rank(&m.child);
-                located(n - m.gain as u32, at);
+                let at = locate(n - m.gain as u32, &m.child);
                 self.exits[self.len] = (*m, at);
                 self.len += 1;
             }

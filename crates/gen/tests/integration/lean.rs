@@ -54,9 +54,24 @@ fn assert_lean_writes_what_fast_writes(rules: Rules, max: u32, encoding: Encodin
 }
 
 fn assert_same_files(rules: Rules, max: u32, tables: (Cycles, Encoding)) {
+    assert_same_files_continued(rules, None, max, tables);
+}
+
+/// The lean build of levels `0..=max` (after one of `0..=first`, if given,
+/// whose tables it then decodes into its flipped scratch files) writes
+/// what the fast build writes.
+fn assert_same_files_continued(
+    rules: Rules,
+    first: Option<u32>,
+    max: u32,
+    tables: (Cycles, Encoding),
+) {
     let (cycles, encoding) = tables;
     let (fast, lean) = (TempDir::new().unwrap(), TempDir::new().unwrap());
     build_in(fast.path(), rules, max, tables, MemoryMode::Fast);
+    if let Some(first) = first {
+        build_in(lean.path(), rules, first, tables, MemoryMode::Lean);
+    }
     build_in(lean.path(), rules, max, tables, MemoryMode::Lean);
     let (fast, lean) = (
         tables_dir(fast.path(), &rules, cycles),
@@ -100,6 +115,20 @@ fn lean_builds_every_rule_set_byte_for_byte() {
         .unwrap()
         .with_empty_capture(false);
     assert_lean_writes_what_fast_writes(no_empty_capture, 10, Encoding::Full);
+}
+
+/// A lean build over tables already on disk decodes them into flipped
+/// scratch files (a compact table's values restored from flipped levels
+/// below) and still writes the fast mode's files.
+#[test]
+fn lean_builds_over_existing_tables_byte_for_byte() {
+    let oware = Rules::new(Variant::Oware, 6).unwrap();
+    for encoding in [Encoding::Full, Encoding::Compact] {
+        assert_same_files_continued(oware, Some(7), 9, (Cycles::Even, encoding));
+    }
+    assert_same_files_continued(oware, Some(7), 9, (Cycles::Forced, Encoding::Full));
+    let kalah = Rules::new(Variant::Kalah, 4).unwrap();
+    assert_same_files_continued(kalah, Some(11), 12, (Cycles::Forced, Encoding::Full));
 }
 
 #[test]
