@@ -4,6 +4,7 @@
 use std::ops::Range;
 
 use mancala_core::{advance_cells, mover_row_rank, opponent_row_rank, rank, Position, MAX_PITS};
+use rayon::prelude::*;
 
 /// Where a held level keeps each position's entry.
 ///
@@ -54,31 +55,61 @@ const TILE: usize = 64;
 /// of `a` stones against rows `R` of `n − a`. By rank, `M/R` is at
 /// `mover_row_rank(M) + opponent_row_rank(a, R)`; flipped, at
 /// `mover_row_rank(R) + opponent_row_rank(n − a, M)`. Within one sum,
-/// consecutive rows have consecutive `mover_row_rank`s, so each rectangle
-/// is transposed block by block, tile by tile, from four row-rank tables.
+/// consecutive rows have consecutive `mover_row_rank`s, so each `M` has
+/// one run of the flipped level, and each rectangle is transposed block
+/// by block (blocks of rows `M` in parallel, each writing its own runs),
+/// tile by tile, from four row-rank tables.
 pub(crate) fn flip(pits: usize, n: u32, width: usize, from: &[i8], to: &mut [i8]) {
     debug_assert_eq!(from.len(), to.len());
     for a in 0..=n {
         let movers = RowRanks::new(pits, a, n - a);
         let opponents = RowRanks::new(pits, n - a, a);
-        for block_ms in blocks(0..movers.len(), BLOCK) {
-            for block_rs in blocks(0..opponents.len(), BLOCK) {
-                for ms in blocks(block_ms.clone(), TILE) {
-                    for rs in blocks(block_rs.clone(), TILE) {
-                        for r in rs {
-                            let (from_base, to_base) = (opponents.against[r], opponents.own[r]);
-                            for m in ms.clone() {
-                                let from_at = (movers.own[m] + from_base) as usize * width;
-                                let to_at = (to_base + movers.against[m]) as usize * width;
-                                to[to_at..to_at + width]
-                                    .copy_from_slice(&from[from_at..from_at + width]);
+        let first = opponents.own[0];
+        let starts = movers
+            .against
+            .iter()
+            .map(|&at| (first + at) as usize * width);
+        let mut runs = runs_of(to, starts, opponents.len() * width);
+        runs.par_chunks_mut(BLOCK)
+            .enumerate()
+            .for_each(|(block, runs)| {
+                let m0 = block * BLOCK;
+                for block_rs in blocks(0..opponents.len(), BLOCK) {
+                    for ms in blocks(m0..m0 + runs.len(), TILE) {
+                        for rs in blocks(block_rs.clone(), TILE) {
+                            for r in rs {
+                                let (from_base, to_at) = (opponents.against[r], r * width);
+                                for m in ms.clone() {
+                                    let from_at = (movers.own[m] + from_base) as usize * width;
+                                    runs[m - m0][to_at..to_at + width]
+                                        .copy_from_slice(&from[from_at..from_at + width]);
+                                }
                             }
                         }
                     }
                 }
-            }
-        }
+            });
     }
+}
+
+/// The runs of `len` symbols of `to` starting at `starts` (disjoint), as
+/// slices in the order of `starts`: what lets each block of rows write its
+/// own runs of the flipped level in parallel.
+fn runs_of(mut to: &mut [i8], starts: impl Iterator<Item = usize>, len: usize) -> Vec<&mut [i8]> {
+    let mut order: Vec<(usize, usize)> = starts.enumerate().map(|(k, at)| (at, k)).collect();
+    order.sort_unstable();
+    let mut runs: Vec<Option<&mut [i8]>> = (0..order.len()).map(|_| None).collect();
+    let mut consumed = 0;
+    for (at, k) in order {
+        let (_, rest) = std::mem::take(&mut to).split_at_mut(at - consumed);
+        let (run, rest) = rest.split_at_mut(len);
+        runs[k] = Some(run);
+        to = rest;
+        consumed = at + len;
+    }
+    runs.into_iter()
+        .map(|run| run.expect("a run for every row"))
+        .collect()
 }
 
 /// `range` cut into consecutive pieces of at most `size`.
