@@ -63,6 +63,15 @@ pub fn parse_seconds(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(seconds))
 }
 
+/// How often to do something: 0 (never, as [`Duration::ZERO`]) or
+/// [`parse_seconds`].
+pub fn parse_interval(text: &str) -> Result<Duration, String> {
+    match text.trim().parse::<f64>() {
+        Ok(0.0) => Ok(Duration::ZERO),
+        _ => parse_seconds(text).map_err(|e| format!("{e}, or 0 for never")),
+    }
+}
+
 /// A memory size in MiB, as bytes, that this machine has room for.
 pub fn parse_mib(text: &str) -> Result<usize, String> {
     let mib: u64 = text

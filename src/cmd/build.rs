@@ -7,12 +7,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::Args;
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{HumanDuration, MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mancala_core::Cycles;
 use mancala_format::Encoding;
 use mancala_gen::{BuildObserver, BuildOptions, LevelReport, MemoryMode};
 
-use crate::args::{parse_cycles, parse_encoding, parse_memory, parse_threads, RulesArgs};
+use crate::args::{
+    parse_cycles, parse_encoding, parse_interval, parse_memory, parse_threads, RulesArgs,
+};
 use crate::cluster::Job;
 use crate::plot::profile::LevelCost;
 use crate::plot::{self, SvgPath};
@@ -71,6 +73,18 @@ pub struct BuildArgs {
     /// wall seconds, positions per second and resident peak per level.
     #[arg(long, value_name = "FILE.svg")]
     profile: Option<PathBuf>,
+    /// When stderr is not a terminal (a build in the background, its
+    /// output in a log), write a progress line there this often: the share
+    /// of the level and of the whole build done, with their ETAs (seconds;
+    /// 0 = never).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value = "60",
+        value_parser = parse_interval,
+        allow_negative_numbers = true
+    )]
+    progress_every: Duration,
 }
 
 pub(crate) const SUMMARY_HEADER: &str = "level      positions   seconds   positions/s         bytes  bits/pos          won        drawn         lost   peak RSS  anon peak       read    written";
@@ -112,7 +126,8 @@ pub fn run(args: BuildArgs) -> Result<bool> {
         }
     }
     let start = Instant::now();
-    let progress = Progress::new();
+    let progress =
+        Progress::new().with_lines((!args.progress_every.is_zero()).then_some(args.progress_every));
     let (reports, rank_lines) = job.build(&options, &progress)?;
     progress.finish();
     if !leads {
@@ -191,22 +206,90 @@ fn mebibytes(bytes: u64) -> String {
 }
 
 /// Progress bars with ETAs on stderr, one for the level being solved and
-/// one for the whole build, hidden when stderr is not a terminal; and a
-/// summary row per level on stdout. An export or a comparison of VU files
-/// shows the level's bar only.
+/// one for the whole build, hidden when stderr is not a terminal (where a
+/// build may write a progress line now and then instead:
+/// [`Progress::with_lines`]); and a summary row per level on stdout. An
+/// export or a comparison of VU files shows the level's bar only.
 pub(crate) struct Progress {
     bars: MultiProgress,
     total: Mutex<Option<ProgressBar>>,
     level: Mutex<Option<ProgressBar>>,
+    terminal: bool,
+    lines: Option<Lines>,
+}
+
+/// Progress lines for a stderr that is not a terminal: at most one every
+/// `every`.
+struct Lines {
+    every: Duration,
+    last: Mutex<Instant>,
 }
 
 impl Progress {
     pub(crate) fn new() -> Progress {
+        let terminal = std::io::stderr().is_terminal();
+        let target = if terminal {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        };
         Progress {
-            bars: MultiProgress::with_draw_target(ProgressDrawTarget::stderr()),
+            bars: MultiProgress::with_draw_target(target),
             total: Mutex::new(None),
             level: Mutex::new(None),
+            terminal,
+            lines: None,
         }
+    }
+
+    /// This progress, writing a line to stderr at most once every `every`
+    /// (if given) when stderr is not a terminal: the bars' shares and
+    /// ETAs, which a build running in the background otherwise keeps to
+    /// itself.
+    pub(crate) fn with_lines(mut self, every: Option<Duration>) -> Progress {
+        self.lines = every.filter(|_| !self.terminal).map(|every| Lines {
+            every,
+            last: Mutex::new(Instant::now()),
+        });
+        self
+    }
+
+    /// Whether the bars are kept: shown, or told in lines.
+    fn tracked(&self) -> bool {
+        self.terminal || self.lines.is_some()
+    }
+
+    /// Writes a progress line if one is due.
+    fn maybe_write_line(&self) {
+        let Some(lines) = &self.lines else { return };
+        let Ok(mut last) = lines.last.try_lock() else {
+            return;
+        };
+        if last.elapsed() < lines.every {
+            return;
+        }
+        *last = Instant::now();
+        let share = |slot: &Mutex<Option<ProgressBar>>| {
+            Progress::bar(slot).as_ref().map(|bar| {
+                let done = bar.position() as f64 / bar.length().unwrap_or(1).max(1) as f64;
+                format!("{:.1}%, ETA {}", 100.0 * done, HumanDuration(bar.eta()))
+            })
+        };
+        let level = Progress::bar(&self.level)
+            .as_ref()
+            .map(|bar| bar.message().trim_end().to_string());
+        let mut line = String::from("progress:");
+        if let (Some(name), Some(share)) = (level, share(&self.level)) {
+            line.push_str(&format!(" {name} {share};"));
+        }
+        if let Some(share) = share(&self.total) {
+            line.push_str(&format!(" all levels {share}"));
+        }
+        if line.ends_with(':') {
+            return;
+        }
+        // Best effort: a closed stderr loses the line, the build goes on.
+        let _ = writeln!(std::io::stderr(), "{}", line.trim_end_matches(';'));
     }
 
     /// Takes the bars off the terminal.
@@ -241,13 +324,13 @@ impl Progress {
 
 impl BuildObserver for Progress {
     fn build_started(&self, work: u64) {
-        if std::io::stderr().is_terminal() && work > 0 {
+        if self.tracked() && work > 0 {
             *Progress::bar(&self.total) = Some(self.styled(work, "all levels".to_string()));
         }
     }
 
     fn level_started(&self, level: u32, positions: u64, work: u64) {
-        if !std::io::stderr().is_terminal() {
+        if !self.tracked() {
             return;
         }
         let message = format!("level {level:>3} ({positions} positions)");
@@ -260,6 +343,7 @@ impl BuildObserver for Progress {
                 bar.inc(units);
             }
         }
+        self.maybe_write_line();
     }
 
     fn level_finished(&self, report: &LevelReport) {

@@ -157,6 +157,46 @@ fn build_prints_a_summary() {
     assert_eq!(again.matches("reused").count(), 11, "{again}");
 }
 
+/// With stderr not a terminal (as here), a build writes progress lines
+/// as often as `--progress-every` asks, and none with 0.
+#[test]
+fn a_build_without_a_terminal_writes_progress_lines() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().to_str().unwrap();
+    let build = |every: &str| {
+        mancala_tb(&[
+            "build",
+            "--stones",
+            "12",
+            "--dir",
+            path,
+            "--force",
+            "--progress-every",
+            every,
+        ])
+    };
+    let out = build("0.000001");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("progress: level"))
+        .collect();
+    assert!(!lines.is_empty(), "no progress line: {err:?}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.contains("%, ETA ") && l.contains("; all levels ")),
+        "{lines:?}"
+    );
+    let quiet = build("0");
+    assert!(
+        quiet.status.success() && stderr(&quiet).is_empty(),
+        "{}",
+        stderr(&quiet)
+    );
+}
+
 #[test]
 fn query_shows_the_board_value_and_moves() {
     let (dir, path) = built(10);
