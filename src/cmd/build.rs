@@ -269,27 +269,26 @@ impl Progress {
             return;
         }
         *last = Instant::now();
-        let share = |slot: &Mutex<Option<ProgressBar>>| {
-            Progress::bar(slot).as_ref().map(|bar| {
-                let done = bar.position() as f64 / bar.length().unwrap_or(1).max(1) as f64;
-                format!("{:.1}%, ETA {}", 100.0 * done, HumanDuration(bar.eta()))
+        // Each bar as its name, the share done and its ETA.
+        let parts: Vec<String> = [&self.level, &self.total]
+            .into_iter()
+            .filter_map(|slot| {
+                Progress::bar(slot).as_ref().map(|bar| {
+                    let done = bar.position() as f64 / bar.length().unwrap_or(1).max(1) as f64;
+                    let eta = HumanDuration(bar.eta());
+                    format!(
+                        "{} {:.1}%, ETA {eta}",
+                        bar.message().trim_end(),
+                        100.0 * done
+                    )
+                })
             })
-        };
-        let level = Progress::bar(&self.level)
-            .as_ref()
-            .map(|bar| bar.message().trim_end().to_string());
-        let mut line = String::from("progress:");
-        if let (Some(name), Some(share)) = (level, share(&self.level)) {
-            line.push_str(&format!(" {name} {share};"));
-        }
-        if let Some(share) = share(&self.total) {
-            line.push_str(&format!(" all levels {share}"));
-        }
-        if line.ends_with(':') {
+            .collect();
+        if parts.is_empty() {
             return;
         }
         // Best effort: a closed stderr loses the line, the build goes on.
-        let _ = writeln!(std::io::stderr(), "{}", line.trim_end_matches(';'));
+        let _ = writeln!(std::io::stderr(), "progress: {}", parts.join("; "));
     }
 
     /// Takes the bars off the terminal.

@@ -266,11 +266,14 @@ impl Scratch {
             levels.push(symbols);
             return Ok(());
         }
-        let mut map = self.new_level_file(n, symbols.len())?;
-        match self.flipped_pits {
-            Some(pits) => flip(pits, n, K::WIDTH, &symbols, cast_mut(&mut map)),
-            None => map.copy_from_slice(bytemuck::cast_slice(&symbols)),
-        }
+        let map = match self.flipped_pits {
+            Some(pits) => self.flipped_file::<K>(pits, n, &symbols)?,
+            None => {
+                let mut map = self.new_level_file(n, symbols.len())?;
+                map.copy_from_slice(bytemuck::cast_slice(&symbols));
+                map
+            }
+        };
         drop(symbols);
         levels.push_mapped(self.read_only(n, map)?, self.order());
         Ok(())
@@ -285,17 +288,7 @@ impl Scratch {
         map: MmapMut,
     ) -> Result<(), FormatError> {
         let map = match self.flipped_pits {
-            Some(pits) => {
-                let mut to = self.new_level_file(n, map.len())?;
-                flip(
-                    pits,
-                    n,
-                    K::WIDTH,
-                    bytemuck::cast_slice(&map),
-                    cast_mut(&mut to),
-                );
-                to
-            }
+            Some(pits) => self.flipped_file::<K>(pits, n, bytemuck::cast_slice(&map))?,
             None => map,
         };
         levels.push_mapped(self.read_only(n, map)?, self.order());
@@ -322,15 +315,7 @@ impl Scratch {
                 let mut ranked = self.new_file(&self.ranked_path(n), table.symbols())?;
                 let _ = std::fs::remove_file(self.ranked_path(n));
                 table.decode_entries_into(cast_mut(&mut ranked), levels)?;
-                let mut to = self.new_level_file(n, table.symbols())?;
-                flip(
-                    pits,
-                    n,
-                    K::WIDTH,
-                    bytemuck::cast_slice(&ranked),
-                    cast_mut(&mut to),
-                );
-                to
+                self.flipped_file::<K>(pits, n, bytemuck::cast_slice(&ranked))?
             }
             None => {
                 let mut map = self.new_level_file(n, table.symbols())?;
@@ -350,6 +335,19 @@ impl Scratch {
     /// is unlinked as soon as it is mapped).
     fn ranked_path(&self, n: u32) -> PathBuf {
         self.dir.join(format!("level-{n:03}.ranked"))
+    }
+
+    /// Level `n`'s file, written with `ranked` (its symbols in rank
+    /// order) flipped.
+    fn flipped_file<K: TableKind>(
+        &self,
+        pits: usize,
+        n: u32,
+        ranked: &[i8],
+    ) -> Result<MmapMut, FormatError> {
+        let mut to = self.new_level_file(n, ranked.len())?;
+        flip(pits, n, K::WIDTH, ranked, cast_mut(&mut to));
+        Ok(to)
     }
 
     fn new_level_file(&self, n: u32, len: usize) -> Result<MmapMut, FormatError> {
