@@ -150,7 +150,10 @@ class Tablebase:
     def directory(self) -> Path: ...
     @property
     def max_level(self) -> Optional[int]:
-        """The highest level present, None if there are no tables."""
+        """The highest level answered, None if there are no tables."""
+    @property
+    def levels(self) -> list[int]:
+        """The levels answered, ascending (a --top-only set skips some)."""
     def value(self, position: _PositionLike) -> int:
         """The exact value for the player to move; MissingTableError if not covered."""
     @overload

@@ -135,3 +135,19 @@ pub struct TableSet {
     /// Its levels, ascending (gaps and all: `info` lists every file).
     pub levels: Vec<LevelSummary>,
 }
+
+/// `3, 5-7` for levels 3, 5, 6, 7.
+pub fn level_ranges(levels: &[u32]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut start = 0;
+    for i in 1..=levels.len() {
+        if i == levels.len() || levels[i] != levels[i - 1] + 1 {
+            parts.push(match i - 1 - start {
+                0 => levels[start].to_string(),
+                _ => format!("{}-{}", levels[start], levels[i - 1]),
+            });
+            start = i;
+        }
+    }
+    parts.join(", ")
+}

@@ -456,9 +456,10 @@ fn table_summary(tb: &Tablebase) -> JsonValue {
         "pits": rules.pits(),
         "empty_capture": rules.empty_capture(),
         "max_level": tb.max_level(),
+        "levels": tb.levels(),
     });
     let (mut positions, mut bytes) = (0u64, 0u64);
-    for n in 0..=tb.max_level().unwrap_or(0) {
+    for &n in tb.levels() {
         match tb.level(n) {
             Ok(table) => {
                 positions += table.header().positions;
@@ -553,7 +554,7 @@ async fn levels(
 /// Every level of `tb` as [`LevelSummary::json`]; no levels is a 404 with
 /// the command that builds them.
 fn level_summaries<K: TableKind>(tb: &Tablebase<K>) -> Result<Vec<JsonValue>, ApiError> {
-    let Some(max) = tb.max_level() else {
+    if tb.max_level().is_none() {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "out_of_range",
@@ -564,9 +565,10 @@ fn level_summaries<K: TableKind>(tb: &Tablebase<K>) -> Result<Vec<JsonValue>, Ap
                 build_command(tb.rules(), K::CYCLES)
             ),
         ));
-    };
-    (0..=max)
-        .map(|n| Ok(LevelSummary::of(tb.level(n)?).json()))
+    }
+    tb.levels()
+        .iter()
+        .map(|&n| Ok(LevelSummary::of(tb.level(n)?).json()))
         .collect()
 }
 

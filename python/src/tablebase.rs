@@ -98,13 +98,23 @@ impl PyTablebase {
         self.root.clone()
     }
 
-    /// The highest level present (positions of at most that many stones
-    /// are answered), or None if there are no tables.
+    /// The highest level answered, or None if there are no tables.
     #[getter]
     fn max_level(&self) -> PyResult<Option<u32>> {
         Ok(match &*self.tables()? {
             Tables::Even(tb) => tb.max_level(),
             Tables::Forced(tb) => tb.max_level(),
+        })
+    }
+
+    /// The levels answered, ascending: those present with every level
+    /// they need (a set built with `--top-only` skips levels its top
+    /// level never reaches).
+    #[getter]
+    fn levels(&self) -> PyResult<Vec<u32>> {
+        Ok(match &*self.tables()? {
+            Tables::Even(tb) => tb.levels().to_vec(),
+            Tables::Forced(tb) => tb.levels().to_vec(),
         })
     }
 

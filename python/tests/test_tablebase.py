@@ -94,6 +94,7 @@ def test_missing_levels_raise_missing_table_errors(tables: Tables) -> None:
     beyond = "4,4,4,4,4,4/4,4,4,4,4,4"
     with mancala_tb.open_tablebase(tables.root) as tb:
         assert tb.max_level == 12
+        assert tb.levels == list(range(13))
         with pytest.raises(mancala_tb.MissingTableError, match="mancala_tb.build") as raised:
             tb.value(beyond)
         assert isinstance(raised.value, KeyError)
@@ -104,6 +105,7 @@ def test_missing_levels_raise_missing_table_errors(tables: Tables) -> None:
             tb.values(np.array([[4] * 12]))
     with mancala_tb.open_tablebase(tables.root / "nothing-here") as tb:
         assert tb.max_level is None
+        assert tb.levels == []
         with pytest.raises(KeyError):
             tb.value("0,0,0,0,0,0/0,0,0,0,0,0")
 

@@ -16,6 +16,7 @@ use crate::args::{
     parse_cycles, parse_encoding, parse_interval, parse_memory, parse_threads, RulesArgs,
 };
 use crate::cluster::Job;
+use crate::levels::level_ranges;
 use crate::plot::profile::LevelCost;
 use crate::plot::{self, SvgPath};
 
@@ -26,6 +27,13 @@ pub struct BuildArgs {
     /// Build every level up to this many stones on the board.
     #[arg(long)]
     stones: u32,
+    /// Build level --stones and only the levels it needs: those its moves
+    /// can reach, and theirs. In the Oware family captures take 2 stones
+    /// or more, so the level just below it is skipped: `--stones 36
+    /// --top-only` answers the 3-seed start without building level 35.
+    /// Queries answer every level built.
+    #[arg(long)]
+    top_only: bool,
     /// Which tables: `even` (one value, endless play an even split) or
     /// `forced` (what each side can be sure to win without repetitions).
     #[arg(long, default_value = "even", value_parser = parse_cycles)]
@@ -101,6 +109,7 @@ pub fn run(args: BuildArgs) -> Result<bool> {
             .context("cannot set up the thread pool")?;
     }
     let mut options = BuildOptions::new(&args.dir, rules, args.stones);
+    options.top_only = args.top_only;
     options.force = args.force;
     options.cycles = args.cycles;
     options.encoding = args.encoding;
@@ -115,9 +124,9 @@ pub fn run(args: BuildArgs) -> Result<bool> {
     let leads = job.leads();
     if leads {
         out!(
-            "building {rules}, {}, levels 0..={} in {}",
+            "building {rules}, {}, levels {} in {}",
             args.cycles.describe(),
-            args.stones,
+            levels_built(&options),
             options.dir().display()
         );
         match args.cycles {
@@ -139,13 +148,21 @@ pub fn run(args: BuildArgs) -> Result<bool> {
     }
     if let Some(profile) = profile {
         let title = format!(
-            "build of {rules}, {}, levels 0..={}",
+            "build of {rules}, {}, levels {}",
             plot::kind_name(args.cycles),
-            args.stones
+            levels_built(&options)
         );
         write_profile(&profile, &title, &reports)?;
     }
     Ok(true)
+}
+
+/// The levels `options` builds: `0-34, 36`.
+fn levels_built(options: &BuildOptions) -> String {
+    let levels: Vec<u32> = (0..=options.max_stones)
+        .filter(|&n| options.builds_level(n))
+        .collect();
+    level_ranges(&levels)
 }
 
 /// Draws the summary's rows, `reports`, as the chart `title` in `profile`.
@@ -204,6 +221,9 @@ pub(crate) fn print_total(reports: &[LevelReport], start: Instant) -> Result<()>
 fn mebibytes(bytes: u64) -> String {
     format!("{:.0} MiB", bytes as f64 / (1 << 20) as f64)
 }
+
+/// The share of a bar done before a progress line gives its ETA.
+const MIN_SHARE_FOR_ETA: f64 = 0.005;
 
 /// Progress bars with ETAs on stderr, one for the level being solved and
 /// one for the whole build, hidden when stderr is not a terminal (where a
@@ -275,7 +295,13 @@ impl Progress {
             .filter_map(|slot| {
                 Progress::bar(slot).as_ref().map(|bar| {
                     let done = bar.position() as f64 / bar.length().unwrap_or(1).max(1) as f64;
-                    let eta = HumanDuration(bar.eta());
+                    // The rate of the first few units says little (a level
+                    // begins with setup), so its ETA would be wild.
+                    let eta = if done < MIN_SHARE_FOR_ETA {
+                        "not known yet".to_string()
+                    } else {
+                        HumanDuration(bar.eta()).to_string()
+                    };
                     format!(
                         "{} {:.1}%, ETA {eta}",
                         bar.message().trim_end(),

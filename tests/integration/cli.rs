@@ -285,6 +285,41 @@ fn query_json_matches_the_library() {
     assert_eq!(letters, ["a", "c", "e"]);
 }
 
+/// `build --top-only` skips the level just below the top (no oware move
+/// reaches it), and the top level still answers as the full build's does;
+/// the skipped level is a one-line error, and verify passes the set.
+#[test]
+fn a_top_only_build_answers_its_top_level() {
+    let (full, _) = built(10);
+    let full_tb: Tablebase = Tablebase::open(full.path(), oware()).unwrap();
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().to_str().unwrap();
+    let out = ok(&[
+        "build",
+        "--rules",
+        "oware",
+        "--stones",
+        "10",
+        "--top-only",
+        "--dir",
+        path,
+    ]);
+    assert!(out.contains("levels 0-8, 10 in"), "{out}");
+    assert!(!out.lines().any(|l| l.starts_with("    9 ")), "{out}");
+    let tables = tables_dir(dir.path(), &oware());
+    assert!(!tables.join(level_file_name(9)).exists());
+    let texts = ["1,0,3,0,2,0/0,2,0,1,0,1", "0,0,0,0,0,3/1,1,2,0,0,3"];
+    let mut args = vec!["query", "--json", "--dir", path];
+    args.extend(texts);
+    for (answer, text) in json_lines(&ok(&args)).iter().zip(texts) {
+        assert_answer_matches(answer, &full_tb, text);
+    }
+    let err = fails(&["query", "--dir", path, "1,0,3,0,2,0/0,2,0,1,0,0"]);
+    assert!(err.contains("lack level 9"), "{err}");
+    let out = ok(&["verify", "--dir", path]);
+    assert!(out.contains("all tables ok"), "{out}");
+}
+
 #[test]
 fn query_reads_positions_from_stdin_in_order() {
     let (dir, path) = built(8);

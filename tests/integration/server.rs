@@ -170,6 +170,11 @@ fn tables_lists_every_rule_set() {
         assert_eq!(entry["pits"], rules.pits(), "{entry}");
         assert_eq!(entry["empty_capture"], true, "{entry}");
         assert_eq!(entry["max_level"], max, "{entry}");
+        assert_eq!(
+            entry["levels"],
+            json!((0..=max).collect::<Vec<_>>()),
+            "{entry}"
+        );
         assert_eq!(entry["positions"], positions, "{entry}");
         assert!(entry["bytes"].as_u64().unwrap() > 0, "{entry}");
     }

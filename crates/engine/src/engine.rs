@@ -185,7 +185,6 @@ impl Entry {
 pub struct Engine<'a> {
     rules: Rules,
     tables: Option<&'a Tablebase>,
-    table_max: Option<u32>,
     tt: Vec<[u64; 3]>,
     /// The most entries the table may grow to.
     tt_entries: usize,
@@ -241,11 +240,9 @@ impl<'a> Engine<'a> {
     }
 
     fn reading(rules: Rules, tables: Option<&'a Tablebase>) -> Engine<'a> {
-        let table_max = tables.and_then(|t| t.max_level());
         Engine {
             rules,
-            table_max,
-            tables: tables.filter(|_| table_max.is_some()),
+            tables: tables.filter(|t| t.max_level().is_some()),
             tt: Vec::new(),
             tt_entries: DEFAULT_TT_ENTRIES,
             tt_stores: 0,
@@ -305,7 +302,7 @@ impl<'a> Engine<'a> {
 
     /// Whether the tables hold `pos`.
     pub fn in_tables(&self, pos: &Position) -> bool {
-        self.table_max.is_some_and(|max| pos.stones() <= max)
+        self.tables.is_some_and(|t| t.has_level(pos.stones()))
     }
 
     /// The value of `pos` for the player to move: a lookup within table

@@ -54,6 +54,21 @@ pub fn levels_present(dir: &Path, max_level: u32) -> u32 {
         .count() as u32
 }
 
+/// The levels of `rules` up to `max_level` that the files in `dir` answer
+/// for, ascending: each level whose file is present along with the file of
+/// every level it needs ([`Rules::levels_needed`]). From level 0 on with no
+/// gap, that is every level present; past a gap, a level counts if it
+/// never needs the missing one, as the Oware family's levels never need
+/// the level just below them.
+pub fn levels_available(dir: &Path, rules: &Rules, max_level: u32) -> Vec<u32> {
+    let present: Vec<bool> = (0..=max_level)
+        .map(|n| level_path(dir, n).is_file())
+        .collect();
+    (0..=max_level)
+        .filter(|&n| rules.levels_needed(n).all(|m| present[m as usize]))
+        .collect()
+}
+
 /// Every level that has a file in `dir`, ascending, gaps and all (a
 /// missing directory has none).
 pub fn level_files(dir: &Path) -> Result<Vec<u32>, FormatError> {

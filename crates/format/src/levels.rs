@@ -29,10 +29,12 @@ use crate::order::{flip, Order};
 pub const MAPPED_MIN_POSITIONS: u64 = 1 << 26;
 
 /// The symbols of one decoded level: in memory, or mapped from an
-/// uncompressed scratch file.
+/// uncompressed scratch file; or none, for a level the rules never reach
+/// from the levels read ([`Levels::push_unreached`]).
 enum LevelData {
     Owned(Vec<i8>),
     Mapped(Mmap),
+    Unreached,
 }
 
 /// Decoded levels `0..len()` of one kind of table.
@@ -62,6 +64,20 @@ impl<K: TableKind> Levels<K> {
         self.levels.push((LevelData::Owned(symbols), Order::Rank));
     }
 
+    /// Skips the next level: one that no level read from these levels
+    /// reaches (`Rules::reaches`), such as the level just below the top
+    /// one in the Oware family. Reading it is a bug, and panics.
+    pub fn push_unreached(&mut self) {
+        self.levels.push((LevelData::Unreached, Order::Rank));
+    }
+
+    /// Whether level `n` is held (pushed, and not skipped as unreached).
+    pub fn holds(&self, n: u32) -> bool {
+        self.levels
+            .get(n as usize)
+            .is_some_and(|(data, _)| !matches!(data, LevelData::Unreached))
+    }
+
     /// Appends the next level as a mapped file of its symbols in `order`.
     pub fn push_mapped(&mut self, map: Mmap, order: Order) {
         self.levels.push((LevelData::Mapped(map), order));
@@ -84,6 +100,7 @@ impl<K: TableKind> Levels<K> {
         match &self.levels[n as usize].0 {
             LevelData::Owned(symbols) => symbols,
             LevelData::Mapped(map) => bytemuck::cast_slice(map),
+            LevelData::Unreached => panic!("level {n} was skipped as unreached, yet read"),
         }
     }
 

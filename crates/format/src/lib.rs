@@ -51,8 +51,8 @@ pub use header::{
 pub use huge_pages::filled_on_huge_pages;
 pub use kind::{Even, Forced, TableKind};
 pub use layout::{
-    dir_name, level_file_name, level_files, level_path, levels_present, parse_dir_name, rule_sets,
-    tables_dir,
+    dir_name, level_file_name, level_files, level_path, levels_available, levels_present,
+    parse_dir_name, rule_sets, tables_dir,
 };
 pub use levels::{new_mapped_file, prefetch, Levels, Scratch, MAPPED_MIN_POSITIONS};
 pub use order::Order;

@@ -43,6 +43,10 @@ pub struct BuildOptions {
     pub rules: Rules,
     /// Build levels `0..=max_stones`.
     pub max_stones: u32,
+    /// Build only level `max_stones` and the levels it needs
+    /// (`Rules::levels_needed`), skipping the others: in the Oware family,
+    /// the level just below it, which its moves never reach.
+    pub top_only: bool,
     /// Which kind of table: even-split values (default) or forced bounds.
     pub cycles: Cycles,
     /// Rebuild levels whose files are already present and valid.
@@ -82,6 +86,7 @@ impl BuildOptions {
             root: root.into(),
             rules,
             max_stones,
+            top_only: false,
             cycles: Cycles::Even,
             force: false,
             block_size: None,
@@ -104,6 +109,13 @@ impl BuildOptions {
         };
         self.block_size
             .unwrap_or_else(|| encoding.default_block_size())
+    }
+
+    /// Whether level `n` (at most `max_stones`) is one to build, or to
+    /// reuse: every level, or with [`BuildOptions::top_only`] those the
+    /// top level needs.
+    pub fn builds_level(&self, n: u32) -> bool {
+        !self.top_only || self.rules.reaches(self.max_stones, n)
     }
 
     /// Whether the build has been asked to stop ([`BuildOptions::interrupt`]).
@@ -287,7 +299,7 @@ pub(crate) fn build_kind<K: Solve>(
     };
     let work: u64 = (0..=options.max_stones)
         .zip(&present)
-        .filter(|(_, table)| table.is_none())
+        .filter(|(n, table)| options.builds_level(*n) && table.is_none())
         .map(|(n, _)| 2 * LevelIndex::new(options.rules.pits(), n).count())
         .sum();
     observer.build_started(work);
@@ -295,6 +307,12 @@ pub(crate) fn build_kind<K: Solve>(
     let mut reports = Vec::new();
     for (n, existing) in (0..=options.max_stones).zip(present) {
         let needed_in_memory = last_to_build.is_some_and(|last| (n as usize) < last);
+        if !options.builds_level(n) {
+            if needed_in_memory {
+                solved.push_unreached();
+            }
+            continue;
+        }
         let report = match existing {
             Some(table) => {
                 if needed_in_memory {
@@ -355,15 +373,17 @@ pub(crate) fn keeping_block_size<K: Solve>(options: &BuildOptions, dir: &Path) -
         return options;
     }
     let encoding = K::stored_encoding(&options.rules, options.encoding);
-    options.block_size = (0..=options.max_stones).find_map(|n| {
-        let expected = TableId {
-            rules: options.rules,
-            level: n,
-        };
-        let table = Table::<K>::open(&level_path(dir, n), Some(expected)).ok()?;
-        let header = table.header();
-        (header.encoding == encoding).then_some(header.block_size)
-    });
+    options.block_size = (0..=options.max_stones)
+        .filter(|&n| options.builds_level(n))
+        .find_map(|n| {
+            let expected = TableId {
+                rules: options.rules,
+                level: n,
+            };
+            let table = Table::<K>::open(&level_path(dir, n), Some(expected)).ok()?;
+            let header = table.header();
+            (header.encoding == encoding).then_some(header.block_size)
+        });
     options
 }
 
@@ -403,8 +423,9 @@ pub(crate) fn survey<K: Solve>(
     })
 }
 
-/// The valid tables already present for each level (none with `force`),
-/// and the last level that must be built, if any. Levels above it need
+/// The valid tables already present for each level the build keeps
+/// ([`BuildOptions::builds_level`]; none with `force`), and the last level
+/// that must be built, if any. Levels above it need
 /// not be read at all. A present level stored in another encoding or block
 /// size than the build's is an error: one set never mixes them.
 #[allow(clippy::type_complexity)]
@@ -414,7 +435,7 @@ fn present_tables<K: Solve>(
 ) -> Result<(Vec<Option<Table<K>>>, Option<usize>), BuildError> {
     let present: Vec<Option<Table<K>>> = (0..=options.max_stones)
         .map(|n| {
-            (!options.force)
+            (!options.force && options.builds_level(n))
                 .then(|| valid_table(&options.rules, dir, n))
                 .flatten()
         })
@@ -438,7 +459,11 @@ fn present_tables<K: Solve>(
             });
         }
     }
-    let last_to_build = present.iter().rposition(Option::is_none);
+    let last_to_build = (0..=options.max_stones)
+        .zip(&present)
+        .filter(|(n, table)| options.builds_level(*n) && table.is_none())
+        .map(|(n, _)| n as usize)
+        .last();
     Ok((present, last_to_build))
 }
 

@@ -10,8 +10,8 @@ use mancala_core::{
     MAX_PITS,
 };
 use mancala_format::{
-    level_path, levels_present, tables_dir, Access, EntryReader, Even, Forced, FormatError, Table,
-    TableId, TableKind, Window,
+    level_path, levels_available, tables_dir, Access, EntryReader, Even, Forced, FormatError,
+    Table, TableId, TableKind, Window,
 };
 
 use crate::cache::BlockCache;
@@ -34,7 +34,11 @@ pub struct Tablebase<K: TableKind = Even> {
     dir: PathBuf,
     /// How level files are read.
     access: Access,
-    levels: Vec<OnceLock<Table<K>>>,
+    /// Indexed by level: `None` for a level the tables cannot answer for
+    /// (its file, or the file of a level it needs, is missing).
+    levels: Vec<Option<OnceLock<Table<K>>>>,
+    /// The levels available, as [`levels_available`] found them.
+    available: Vec<u32>,
     cache: BlockCache,
     /// The cache's capacity in bytes, known without taking the lock.
     cache_capacity: usize,
@@ -44,8 +48,11 @@ pub struct Tablebase<K: TableKind = Even> {
 impl<K: TableKind> Tablebase<K> {
     /// The tables of `rules` under `root` (in the subdirectory named by
     /// `mancala_format::dir_name`, e.g. `tables/oware-6` or
-    /// `tables/oware-6-forced`), with the default cache. Levels `0..=n`
-    /// present as files are available; a later file after a gap is ignored.
+    /// `tables/oware-6-forced`), with the default cache. A level is
+    /// available if its file is present with those of every level it
+    /// needs (`Rules::levels_needed`): every level from 0 up to the first
+    /// gap, and past it those that never need the missing level (in the
+    /// Oware family, the level just above a gap).
     pub fn open(root: impl AsRef<Path>, rules: Rules) -> Result<Tablebase<K>> {
         Tablebase::open_with_cache(root, rules, DEFAULT_CACHE_BYTES)
     }
@@ -73,13 +80,20 @@ impl<K: TableKind> Tablebase<K> {
     ) -> Result<Tablebase<K>> {
         let root = root.as_ref().to_path_buf();
         let dir = tables_dir(&root, &rules, K::CYCLES);
-        let present = levels_present(&dir, MAX_LEVEL);
+        let available = levels_available(&dir, &rules, MAX_LEVEL);
+        let mut levels: Vec<_> = (0..available.last().map_or(0, |&max| max + 1))
+            .map(|_| None)
+            .collect();
+        for &n in &available {
+            levels[n as usize] = Some(OnceLock::new());
+        }
         Ok(Tablebase {
             rules,
             root,
             dir,
             access,
-            levels: (0..present).map(|_| OnceLock::new()).collect(),
+            levels,
+            available,
             cache: BlockCache::new(cache_bytes),
             cache_capacity: cache_bytes,
             kind: PhantomData,
@@ -98,7 +112,17 @@ impl<K: TableKind> Tablebase<K> {
 
     /// The highest level available, if any.
     pub fn max_level(&self) -> Option<u32> {
-        self.levels.len().checked_sub(1).map(|n| n as u32)
+        self.available.last().copied()
+    }
+
+    /// Whether level `n` is available (see [`Tablebase::open`]).
+    pub fn has_level(&self, n: u32) -> bool {
+        self.levels.get(n as usize).is_some_and(Option::is_some)
+    }
+
+    /// The levels available, ascending.
+    pub fn levels(&self) -> &[u32] {
+        &self.available
     }
 
     /// The directory holding this rule set's files.
@@ -112,7 +136,7 @@ impl<K: TableKind> Tablebase<K> {
     }
 
     /// Whether the tables answer `pos`: the rule set's pit count and a level
-    /// that is present.
+    /// that is available.
     pub fn check(&self, pos: &Position) -> Result<()> {
         if pos.pits() != self.rules.pits() {
             return Err(NotationError::WrongPits {
@@ -122,7 +146,7 @@ impl<K: TableKind> Tablebase<K> {
             }
             .into());
         }
-        if pos.stones() as usize >= self.levels.len() {
+        if !self.has_level(pos.stones()) {
             return Err(self.out_of_range(pos.stones()));
         }
         Ok(())
@@ -133,6 +157,7 @@ impl<K: TableKind> Tablebase<K> {
         let cell = self
             .levels
             .get(n as usize)
+            .and_then(Option::as_ref)
             .ok_or_else(|| self.out_of_range(n))?;
         if let Some(table) = cell.get() {
             return Ok(table);
@@ -151,10 +176,11 @@ impl<K: TableKind> Tablebase<K> {
     /// or levels were added or removed. A process that must follow its
     /// files opens the tables afresh then.
     pub fn changed_on_disk(&self) -> bool {
-        levels_present(&self.dir, MAX_LEVEL) as usize != self.levels.len()
+        levels_available(&self.dir, &self.rules, MAX_LEVEL) != self.available
             || self
                 .levels
                 .iter()
+                .flatten()
                 .filter_map(OnceLock::get)
                 .any(|table| table.changed_on_disk())
     }

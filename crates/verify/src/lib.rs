@@ -22,8 +22,8 @@ use std::path::Path;
 
 use mancala_core::{Bounds, LevelIndex, Position, Rules, Successors};
 use mancala_format::{
-    dir_name, histogram, level_path, levels_present, tables_dir, Even, Forced, FormatError, Levels,
-    Scratch, Table, TableId, TableKind, MAPPED_MIN_POSITIONS,
+    dir_name, histogram, level_path, levels_available, tables_dir, Even, Forced, FormatError,
+    Levels, Scratch, Table, TableId, TableKind, MAPPED_MIN_POSITIONS,
 };
 use rayon::prelude::*;
 
@@ -92,8 +92,10 @@ impl Recompute for Forced {
 }
 
 /// Verifies levels `from..=max` of the tables of kind `K` of `rules` under
-/// `root` (up to the last level present if `max` is `None`), calling
-/// `report` after each one. The levels below `from` are loaded (their
+/// `root` (up to the last level available if `max` is `None`), calling
+/// `report` after each one. A level missing that no level above it up to
+/// `max` needs (`Rules::levels_needed`), such as the level a `--top-only`
+/// build skips, is passed over. The levels below `from` are loaded (their
 /// checksums are checked) but not recomputed: this resumes a long
 /// verification. Levels too large to hold in memory are held as mapped
 /// files in a directory of their own under `scratch` (so the tables may
@@ -108,8 +110,8 @@ pub fn verify<K: Recompute>(
     mut report: impl FnMut(&LevelCheck<K>),
 ) -> Result<Vec<LevelCheck<K>>, FormatError> {
     let dir = tables_dir(root, rules, K::CYCLES);
-    let last =
-        max.unwrap_or_else(|| levels_present(&dir, mancala_core::MAX_LEVEL).saturating_sub(1));
+    let available = levels_available(&dir, rules, max.unwrap_or(mancala_core::MAX_LEVEL));
+    let last = max.unwrap_or_else(|| available.last().copied().unwrap_or(0));
     let name = format!(
         "mancala-tb-verify-{}-{}",
         dir_name(rules, K::CYCLES),
@@ -119,6 +121,11 @@ pub fn verify<K: Recompute>(
     let mut levels = Levels::<K>::new();
     let mut checks = Vec::new();
     for n in 0..=last {
+        let needed_above = (n + 1..=last).any(|m| rules.reaches(m, n));
+        if n < last && available.binary_search(&n).is_err() && !needed_above {
+            levels.push_unreached();
+            continue;
+        }
         let expected = TableId {
             rules: *rules,
             level: n,

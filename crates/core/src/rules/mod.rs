@@ -121,6 +121,18 @@ impl Variant {
         !self.skips_origin()
     }
 
+    /// The fewest stones a move that leaves its level takes off the board:
+    /// the Oware family captures only pits holding 2 or 3, so a move takes
+    /// none or at least 2, and the level just below the board's is never
+    /// reached from it; a Kalah move may store a single seed.
+    fn least_gain(self) -> u32 {
+        if self.skips_origin() {
+            2
+        } else {
+            1
+        }
+    }
+
     /// The Oware family: sowing skips the emptied pit, no stores on the
     /// path. Private: callers ask for the property they rely on.
     fn skips_origin(self) -> bool {
@@ -417,6 +429,24 @@ impl Rules {
             return Err(bad().into());
         }
         Ok(Rules::new(variant, pits)?.with_empty_capture(empty_capture))
+    }
+
+    /// Whether a move from a position of `from` stones can lead to one of
+    /// `to` stones (with `to` ≤ `from`): levels a solver or a prober of
+    /// level `from` reads. The test is the rules' arithmetic, not a search,
+    /// so it may say yes for a level no move happens to reach; it never
+    /// says no for one a move reaches.
+    pub fn reaches(&self, from: u32, to: u32) -> bool {
+        to == from || to + self.variant.least_gain() <= from
+    }
+
+    /// The levels a position of `n` stones needs to be solved or probed,
+    /// ascending: every level [`Rules::reaches`] from it, and the levels
+    /// those reach, which are among them already (a level reached from one
+    /// below `n` is reached from `n`). In the Oware family that is every
+    /// level but `n − 1`.
+    pub fn levels_needed(&self, n: u32) -> impl Iterator<Item = u32> + '_ {
+        (0..=n).filter(move |&m| self.reaches(n, m))
     }
 
     /// Legal moves or the terminal value of `pos`.

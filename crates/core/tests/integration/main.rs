@@ -1,4 +1,5 @@
 //! Integration tests of the domain crate: level indexing and notation.
 
 mod index;
+mod levels;
 mod notation;

@@ -91,6 +91,11 @@ pub fn build_across(
             what: "a lean-memory build".into(),
         });
     }
+    if options.top_only {
+        return Err(BuildError::NotAcrossRanks {
+            what: "a top-only build".into(),
+        });
+    }
     options.validate()?;
     match options.cycles {
         Cycles::Even => build_kind::<Even>(transport, options, observer),

@@ -11,6 +11,7 @@ mod reference;
 mod reference_solver;
 mod strategies;
 mod tables;
+mod top_only;
 
 use mancala_core::{Rules, Variant};
 

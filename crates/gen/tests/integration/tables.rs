@@ -898,24 +898,30 @@ fn missing_files_are_reported() {
         }
         other => panic!("deleted level 4: {other:?}"),
     }
-    // Opened after: levels stop at the gap, later files are ignored.
+    // Opened after: a level answers only with every level it needs, so 6
+    // (whose captures of 2 reach 4) is out, and 5 (which reaches 3 and
+    // below, never 4) is in.
     let tb: Tablebase = Tablebase::open(dir.path(), rules).unwrap();
-    assert_eq!(tb.max_level(), Some(3));
-    for n in [4, 5, 6] {
+    assert_eq!(tb.max_level(), Some(5));
+    assert_eq!(tb.levels(), [0, 1, 2, 3, 5]);
+    for (n, why) in [(4, "lack level 4"), (6, "hold at most 5")] {
         let err = tb.value(&some_position(6, n)).unwrap_err();
         assert!(
             matches!(
                 err,
                 Error::OutOfRange {
-                    available: Some(3),
+                    available: Some(5),
                     ..
                 }
             ),
             "{n} stones: {err:?}"
         );
+        assert!(err.to_string().contains(why), "{err}");
     }
-    let three = some_position(6, 3);
-    assert_eq!(tb.value(&three).unwrap(), solved.value(&three));
+    for n in [3, 5] {
+        let pos = some_position(6, n);
+        assert_eq!(tb.value(&pos).unwrap(), solved.value(&pos));
+    }
     match open(&four, &rules, 4) {
         Err(e @ FormatError::Missing { .. }) => {
             assert!(e.to_string().contains("table file missing"), "{e}")
