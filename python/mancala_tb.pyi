@@ -331,5 +331,7 @@ def build(
     encoding: Literal["full", "compact"] = "full",
     force: bool = False,
     progress: Union[bool, Callable[[int, int, int], object], None] = None,
+    top_only: bool = False,
 ) -> list[LevelReport]:
-    """Builds levels 0..=stones (reusing valid ones); Ctrl-C stops it cleanly."""
+    """Builds levels 0..=stones (reusing valid ones; top_only: stones and the
+    levels it needs); Ctrl-C stops it cleanly."""

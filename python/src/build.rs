@@ -32,14 +32,16 @@ const TICK: Duration = Duration::from_millis(100);
 /// subdirectory named by the rule set), reusing valid levels already
 /// there unless `force`. `rules`, `pits` and `empty_capture` are as for
 /// `open_tablebase`; `cycles` "even" or "forced"; `encoding` "full" (the
-/// fastest probes) or "compact" (smaller files, slower probes).
+/// fastest probes) or "compact" (smaller files, slower probes);
+/// `top_only` builds level `stones` and only the levels it needs (in the
+/// Oware family, not the level just below it).
 /// `progress`: True (the default) shows a progress line on stderr, False
 /// nothing, a
 /// callable is called as `progress(done, total, level)` (work units of the
 /// whole build). Ctrl-C stops the build, keeping the levels written; the
 /// same call then resumes. Returns one report per level.
 #[pyfunction]
-#[pyo3(signature = (directory, stones, rules = None, pits = 6, empty_capture = true, cycles = "even", encoding = "full", force = false, progress = None))]
+#[pyo3(signature = (directory, stones, rules = None, pits = 6, empty_capture = true, cycles = "even", encoding = "full", force = false, progress = None, top_only = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn build(
     py: Python<'_>,
@@ -52,6 +54,7 @@ pub fn build(
     encoding: &str,
     force: bool,
     progress: Option<&Bound<'_, PyAny>>,
+    top_only: bool,
 ) -> PyResult<Vec<PyLevelReport>> {
     let rules = rules_arg(rules, pits, empty_capture)?;
     let mut options = BuildOptions::new(directory, rules, stones);
@@ -62,6 +65,7 @@ pub fn build(
         ))
     })?;
     options.force = force;
+    options.top_only = top_only;
     let stop = Arc::new(AtomicBool::new(false));
     options.interrupt = Some(stop.clone());
     options.validate().map_err(build_error)?;

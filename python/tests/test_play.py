@@ -89,6 +89,17 @@ def test_forced_tables_build_and_answer(tmp_path: Path) -> None:
             mancala_tb.Engine(tb)
 
 
+def test_a_top_only_build_skips_the_level_below_its_top(tables: Tables, tmp_path: Path) -> None:
+    reports = mancala_tb.build(tmp_path, stones=10, top_only=True, progress=False)
+    assert [r.level for r in reports] == [*range(9), 10]
+    with mancala_tb.open_tablebase(tmp_path) as tb, mancala_tb.open_tablebase(tables.root) as full:
+        assert tb.levels == [*range(9), 10] and tb.max_level == 10
+        position = "1,0,3,0,2,0/0,2,0,1,0,1"
+        assert tb.move_values(position) == full.move_values(position)
+        with pytest.raises(mancala_tb.MissingTableError, match="lack level 9"):
+            tb.value("1,0,3,0,2,0/0,2,0,1,0,0")
+
+
 def test_an_interrupted_build_leaves_no_partial_level(tmp_path: Path) -> None:
     """The progress callback raising stops the build the way Ctrl-C does."""
 
