@@ -295,12 +295,15 @@ impl Progress {
             .filter_map(|slot| {
                 Progress::bar(slot).as_ref().map(|bar| {
                     let done = bar.position() as f64 / bar.length().unwrap_or(1).max(1) as f64;
-                    // The rate of the first few units says little (a level
-                    // begins with setup), so its ETA would be wild.
+                    // From the average rate since the start: a level's
+                    // passes go at different speeds, so the recent rate
+                    // (the bar's own estimate) swings from minutes to
+                    // hours; and the first few units say too little.
                     let eta = if done < MIN_SHARE_FOR_ETA {
                         "not known yet".to_string()
                     } else {
-                        HumanDuration(bar.eta()).to_string()
+                        let left = bar.elapsed().as_secs_f64() * (1.0 - done) / done;
+                        HumanDuration(Duration::from_secs_f64(left)).to_string()
                     };
                     format!(
                         "{} {:.1}%, ETA {eta}",

@@ -98,8 +98,8 @@ impl Recompute for Forced {
 /// build skips, is passed over. The levels below `from` are loaded (their
 /// checksums are checked) but not recomputed: this resumes a long
 /// verification. Levels too large to hold in memory are held as mapped
-/// files in a directory of their own under `scratch` (so the tables may
-/// be read-only), created only if needed and removed at the end. Stops at
+/// files, flipped, in a directory of their own under `scratch` (so the
+/// tables may be read-only), created only if needed and removed at the end. Stops at
 /// the first file that is missing, fails its checksums or does not decode.
 pub fn verify<K: Recompute>(
     root: &Path,
@@ -107,6 +107,27 @@ pub fn verify<K: Recompute>(
     from: u32,
     max: Option<u32>,
     scratch: &Path,
+    report: impl FnMut(&LevelCheck<K>),
+) -> Result<Vec<LevelCheck<K>>, FormatError> {
+    verify_mapping(
+        root,
+        rules,
+        (from, max),
+        scratch,
+        MAPPED_MIN_POSITIONS,
+        report,
+    )
+}
+
+/// [`verify`] of levels `from..=max`, holding the levels of at least
+/// `mapped_min_positions` positions as mapped scratch files: what lets
+/// tests take the path large levels take on small ones.
+pub fn verify_mapping<K: Recompute>(
+    root: &Path,
+    rules: &Rules,
+    (from, max): (u32, Option<u32>),
+    scratch: &Path,
+    mapped_min_positions: u64,
     mut report: impl FnMut(&LevelCheck<K>),
 ) -> Result<Vec<LevelCheck<K>>, FormatError> {
     let dir = tables_dir(root, rules, K::CYCLES);
@@ -117,7 +138,10 @@ pub fn verify<K: Recompute>(
         dir_name(rules, K::CYCLES),
         std::process::id()
     );
-    let scratch = Scratch::new(scratch.join(name), MAPPED_MIN_POSITIONS);
+    // Held flipped: a pass over a level in rank order then reads the lower
+    // levels its captures reach nearly in sequence (`Order::Flipped`), so a
+    // level too large for the page cache is not read at random from disk.
+    let scratch = Scratch::new(scratch.join(name), mapped_min_positions).flipped(rules.pits());
     let mut levels = Levels::<K>::new();
     let mut checks = Vec::new();
     for n in 0..=last {

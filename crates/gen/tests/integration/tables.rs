@@ -13,7 +13,7 @@ use mancala_format::{
 };
 use mancala_gen::{build, solve_in_memory, BuildError, BuildOptions, LevelReport, Quiet};
 use mancala_probe::{Error, Tablebase};
-use mancala_verify::verify;
+use mancala_verify::{verify, verify_mapping, LevelCheck};
 use tempfile::TempDir;
 
 /// Levels solved in memory.
@@ -995,6 +995,18 @@ fn verify_passes_good_tables_and_finds_wrong_values() {
     if first == pos {
         assert_eq!(recomputed as i32, solved.value(&pos));
     }
+    // Levels 4 and up held as flipped scratch files: the same finding.
+    let scratch = TempDir::new().unwrap();
+    let mapped =
+        verify_mapping::<Even>(dir.path(), &rules, (0, None), scratch.path(), 1000, |_| {})
+            .unwrap();
+    let summary = |checks: &[LevelCheck<Even>]| {
+        checks
+            .iter()
+            .map(|c| (c.level, c.mismatches, c.first_mismatch, c.histogram_ok))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(summary(&mapped), summary(&checks));
 
     // The same values under the original histogram: it is wrong too.
     let mut header = Header::for_symbols::<Even>(&rules, n, &values, 1024);
