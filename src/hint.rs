@@ -10,6 +10,7 @@ use std::path::Path;
 
 use mancala_core::{Cycles, LevelIndex, Rules, MAX_LEVEL};
 use mancala_format::FormatError;
+use mancala_gen::MemoryMode;
 
 use crate::args::{cycles_flag, rules_flags};
 use crate::machine;
@@ -81,26 +82,25 @@ pub fn build_advice(rules: &Rules, cycles: Cycles, stones: u32, root: Option<&Pa
     if stones > MAX_LEVEL {
         return format!("no table holds more than {MAX_LEVEL} stones");
     }
-    // The level being solved keeps its state in memory (two bytes a
-    // position for even values, three for forced bounds).
-    let state = match cycles {
-        Cycles::Even => 2,
-        Cycles::Forced => 3,
-    };
-    let needed = LevelIndex::new(rules.pits(), stones)
-        .count()
-        .saturating_mul(state);
-    if let Some(total) = machine::total_memory().filter(|&total| needed > total) {
-        return format!(
-            "building level {stones} of {} needs about {} of memory for its state alone, more than this machine's {}",
-            rules.id(),
-            machine::gib(needed),
-            machine::gib(total)
-        );
+    let positions = LevelIndex::new(rules.pits(), stones).count();
+    let mut memory_flag = "";
+    if let Some(total) = machine::total_memory() {
+        match MemoryMode::within(total, cycles, positions) {
+            Some(MemoryMode::Fast) => {}
+            Some(MemoryMode::Lean) => memory_flag = " --memory lean",
+            None => {
+                return format!(
+                    "building level {stones} of {} needs about {} of memory even with --memory lean, more than this machine's {}",
+                    rules.id(),
+                    machine::gib(MemoryMode::Lean.solving_bytes(cycles, positions)),
+                    machine::gib(total)
+                )
+            }
+        }
     }
     let dir = root.map_or(String::new(), |root| format!(" --dir {}", root.display()));
     format!(
-        "run `{} --stones {stones}{dir}`",
+        "run `{} --stones {stones}{memory_flag}{dir}`",
         build_command(rules, cycles)
     )
 }

@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{HumanDuration, MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use mancala_core::Cycles;
+use mancala_core::{Cycles, LevelIndex};
 use mancala_format::Encoding;
 use mancala_gen::{BuildObserver, BuildOptions, LevelReport, MemoryMode};
 
 use crate::args::{
-    parse_cycles, parse_encoding, parse_interval, parse_memory, parse_threads, RulesArgs,
+    parse_cycles, parse_encoding, parse_interval, parse_memory, parse_mib, parse_threads, RulesArgs,
 };
 use crate::cluster::Job;
 use crate::levels::level_ranges;
@@ -62,9 +62,17 @@ pub struct BuildArgs {
     /// three for forced tables; the fastest) or `lean` (four bits a
     /// position, a byte for forced tables, its exits and decisions in
     /// sequential lists on disk next to the tables, or in --scratch). Both
-    /// write the same files.
-    #[arg(long, default_value = "fast", value_parser = parse_memory)]
-    memory: MemoryMode,
+    /// write the same files. Default: `fast`, or with --max-memory the
+    /// fastest mode that fits.
+    #[arg(long, value_parser = parse_memory)]
+    memory: Option<MemoryMode>,
+    /// About how much memory the build may take, in MiB: --memory then
+    /// defaults to the fastest mode whose level --stones fits in it (a
+    /// mode that cannot is refused), and lower levels are held in memory
+    /// while they fit beside that level, rather than as scratch files on
+    /// disk.
+    #[arg(long, value_name = "MIB", value_parser = parse_mib)]
+    max_memory: Option<usize>,
     /// Save a long level's progress this often (minutes; 0 = never), so a
     /// killed build resumes inside the level.
     #[arg(long, default_value_t = 10)]
@@ -118,7 +126,8 @@ pub fn run(args: BuildArgs) -> Result<bool> {
         (args.checkpoint_minutes > 0).then(|| Duration::from_secs(60 * args.checkpoint_minutes));
     options.wait_for_lock = args.wait;
     options.scratch = args.scratch;
-    options.memory = args.memory;
+    options.max_memory = args.max_memory.map(|bytes| bytes as u64);
+    options.memory = memory_mode(args.memory, &options);
     options.validate()?;
     let job = Job::join()?;
     let leads = job.leads();
@@ -129,6 +138,15 @@ pub fn run(args: BuildArgs) -> Result<bool> {
             levels_built(&options),
             options.dir().display()
         );
+        if let Some(budget) = options.max_memory {
+            out!(
+                "--max-memory {} MiB: --memory {}, level {} takes about {} MiB to solve, the rest holds lower levels",
+                budget >> 20,
+                options.memory.cli_name(),
+                options.max_stones,
+                options.solving_bytes().div_ceil(1 << 20)
+            );
+        }
         match args.cycles {
             Cycles::Even => out!("{SUMMARY_HEADER}"),
             Cycles::Forced => out!("{FORCED_SUMMARY_HEADER}"),
@@ -155,6 +173,20 @@ pub fn run(args: BuildArgs) -> Result<bool> {
         write_profile(&profile, &title, &reports)?;
     }
     Ok(true)
+}
+
+/// The mode asked for; without one, the fastest whose largest level fits
+/// in --max-memory (lean if none does: `validate` then says how much it
+/// needs), or the fast mode.
+fn memory_mode(asked: Option<MemoryMode>, options: &BuildOptions) -> MemoryMode {
+    match (asked, options.max_memory) {
+        (Some(mode), _) => mode,
+        (None, Some(budget)) => {
+            let positions = LevelIndex::new(options.rules.pits(), options.max_stones).count();
+            MemoryMode::within(budget, options.cycles, positions).unwrap_or(MemoryMode::Lean)
+        }
+        (None, None) => MemoryMode::Fast,
+    }
 }
 
 /// The levels `options` builds: `0-34, 36`.

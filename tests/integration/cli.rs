@@ -1176,3 +1176,64 @@ fn build_memory_lean_writes_the_same_files() {
         stderr(&bad)
     );
 }
+
+/// `build --max-memory` picks the fastest mode whose top level fits (and
+/// says so), refuses a budget no mode fits, and writes the same files.
+#[test]
+fn build_max_memory_picks_the_mode_that_fits() {
+    let (full, _) = built(12);
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().to_str().unwrap();
+    let build = |mib: &str, extra: &[&str]| {
+        let mut args = vec![
+            "build",
+            "--stones",
+            "12",
+            "--dir",
+            path,
+            "--max-memory",
+            mib,
+        ];
+        args.extend(extra);
+        mancala_tb(&args)
+    };
+    let err = stderr(&build("1", &[]));
+    assert!(
+        err.contains("level 12 needs about") && err.contains("more than --max-memory 1 MiB"),
+        "{err}"
+    );
+    let err = stderr(&build("260", &["--memory", "fast"]));
+    assert!(err.contains("--memory lean takes much less"), "{err}");
+    let out = build("260", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("--max-memory 260 MiB: --memory lean"),
+        "{}",
+        stdout(&out)
+    );
+    let out = ok(&[
+        "build",
+        "--stones",
+        "12",
+        "--dir",
+        path,
+        "--max-memory",
+        "4096",
+        "--force",
+    ]);
+    assert!(
+        out.contains("--max-memory 4096 MiB: --memory fast"),
+        "{out}"
+    );
+    let (ours, theirs) = (
+        tables_dir(dir.path(), &oware()),
+        tables_dir(full.path(), &oware()),
+    );
+    for n in 0..=12 {
+        let name = level_file_name(n);
+        assert!(
+            fs::read(ours.join(&name)).unwrap() == fs::read(theirs.join(&name)).unwrap(),
+            "{name} differs"
+        );
+    }
+}

@@ -14,7 +14,7 @@
 use std::fs::OpenOptions;
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use mancala_core::Position;
 use memmap2::{Mmap, MmapMut};
@@ -227,6 +227,8 @@ pub struct Scratch {
     mapped_min_positions: u64,
     /// The pits per side of levels held flipped ([`Scratch::flipped`]).
     flipped_pits: Option<usize>,
+    /// Bytes left for levels held in memory ([`Scratch::with_memory`]).
+    memory_left: Option<AtomicU64>,
     /// Whether the directory was created, and so is to be removed.
     created: AtomicBool,
 }
@@ -239,6 +241,7 @@ impl Scratch {
             dir: dir.into(),
             mapped_min_positions,
             flipped_pits: None,
+            memory_left: None,
             created: AtomicBool::new(false),
         }
     }
@@ -250,6 +253,32 @@ impl Scratch {
     pub fn flipped(mut self, pits: usize) -> Scratch {
         self.flipped_pits = Some(pits);
         self
+    }
+
+    /// This scratch space, holding in memory (by rank) the levels that fit
+    /// in `bytes` along with those held so far, smallest first, rather
+    /// than as mapped files: a build whose memory has room spares the disk.
+    /// Levels under the mapping threshold are always held in memory, and
+    /// count.
+    pub fn with_memory(mut self, bytes: u64) -> Scratch {
+        self.memory_left = Some(AtomicU64::new(bytes));
+        self
+    }
+
+    /// Whether a level of `positions` positions, `bytes` bytes decoded,
+    /// is held in memory (and takes its share of what is left).
+    fn in_memory(&self, positions: u64, bytes: usize) -> bool {
+        let bytes = bytes as u64;
+        let small = positions < self.mapped_min_positions;
+        let Some(left) = &self.memory_left else {
+            return small;
+        };
+        let taken = left
+            .fetch_update(Relaxed, Relaxed, |left| {
+                left.checked_sub(bytes).or(small.then_some(0))
+            })
+            .is_ok();
+        small || taken
     }
 
     /// The order mapped levels are held in.
@@ -279,7 +308,7 @@ impl Scratch {
         n: u32,
         symbols: Vec<i8>,
     ) -> Result<(), FormatError> {
-        if ((symbols.len() / K::WIDTH) as u64) < self.mapped_min_positions {
+        if self.in_memory((symbols.len() / K::WIDTH) as u64, symbols.len()) {
             levels.push(symbols);
             return Ok(());
         }
@@ -304,6 +333,10 @@ impl Scratch {
         n: u32,
         map: MmapMut,
     ) -> Result<(), FormatError> {
+        if self.in_memory((map.len() / K::WIDTH) as u64, map.len()) {
+            levels.push(bytemuck::cast_slice(&map).to_vec());
+            return Ok(());
+        }
         let map = match self.flipped_pits {
             Some(pits) => self.flipped_file::<K>(pits, n, bytemuck::cast_slice(&map))?,
             None => map,
@@ -321,7 +354,7 @@ impl Scratch {
         table: &Table<K>,
     ) -> Result<(), FormatError> {
         let header = table.header();
-        if header.positions < self.mapped_min_positions {
+        if self.in_memory(header.positions, table.symbols()) {
             let symbols = table.decode_entries(levels)?;
             levels.push(symbols);
             return Ok(());
@@ -396,4 +429,37 @@ impl Drop for Scratch {
 /// A writable mapping's bytes as symbols.
 fn cast_mut(map: &mut MmapMut) -> &mut [i8] {
     bytemuck::cast_slice_mut(&mut map[..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scratch space with memory holds levels in memory, smallest first,
+    /// while they fit, and maps the rest; small levels always stay.
+    #[test]
+    fn levels_stay_in_memory_while_they_fit() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let root = dir.path().join("scratch");
+        let scratch = Scratch::new(&root, 100).with_memory(1000);
+        let mut levels = Levels::<Even>::new();
+        let mapped = |n: u32| root.join(format!("level-{n:03}.raw")).exists();
+        for (n, len) in [50, 400, 500, 200, 90].into_iter().enumerate() {
+            let symbols: Vec<i8> = (0..len).map(|i| (i % 7) as i8).collect();
+            scratch
+                .hold(&mut levels, n as u32, symbols.clone())
+                .unwrap();
+            assert_eq!(levels.symbols(n as u32), &symbols[..], "level {n}");
+        }
+        // 50, 400 and 500 fit (950 of 1000), 200 no longer does, and 90
+        // stays, as a small level, whatever is left.
+        assert_eq!(
+            (0..5).map(mapped).collect::<Vec<_>>(),
+            [false, false, false, true, false]
+        );
+        let without = Scratch::new(dir.path().join("plain"), 100);
+        let mut levels = Levels::<Even>::new();
+        without.hold(&mut levels, 0, vec![1; 400]).unwrap();
+        assert!(dir.path().join("plain/level-000.raw").exists());
+    }
 }

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use mancala_format::FormatError;
 
+use crate::pipeline::MemoryMode;
+
 /// Why a build could not go on.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
@@ -49,6 +51,18 @@ pub enum BuildError {
     /// thresholds left a checkpoint: the same build resumes.
     #[error("build interrupted; the levels written so far are kept, and running the same build again resumes it")]
     Interrupted,
+    /// The largest level does not fit in the memory budget.
+    #[error("level {level} needs about {} to solve with --memory {}, more than --max-memory {}{}", mib(*needed), memory.cli_name(), mib(*budget), match memory { MemoryMode::Fast => "; --memory lean takes much less", MemoryMode::Lean => "" })]
+    MemoryBudget {
+        /// The largest level of the build.
+        level: u32,
+        /// The mode asked for.
+        memory: MemoryMode,
+        /// About the bytes it needs ([`MemoryMode::solving_bytes`]).
+        needed: u64,
+        /// The budget ([`crate::BuildOptions::max_memory`]).
+        budget: u64,
+    },
     /// A rank of a build across a cluster failed; every rank reports it.
     #[error("rank {rank}: {message}")]
     Rank {
@@ -80,4 +94,9 @@ pub enum BuildError {
         /// The underlying error.
         source: std::io::Error,
     },
+}
+
+/// `bytes` in whole MiB, as the command line takes memory sizes.
+fn mib(bytes: u64) -> String {
+    format!("{} MiB", bytes.div_ceil(1 << 20))
 }

@@ -65,6 +65,13 @@ pub struct BuildOptions {
     pub checkpoint_every: Option<Duration>,
     /// How much memory the level being solved takes.
     pub memory: MemoryMode,
+    /// About how much anonymous memory the build may take (`None`: no
+    /// bound). The largest level to build must fit in it in the chosen
+    /// mode ([`MemoryMode::solving_bytes`]; [`BuildOptions::validate`]
+    /// says so otherwise, and [`MemoryMode::within`] picks the mode); what
+    /// it leaves holds lower levels in memory, smallest first, rather than
+    /// as mapped scratch files, which spares the disk and its traffic.
+    pub max_memory: Option<u64>,
     /// Where lower levels held as mapped files go (`None`: the tables'
     /// directory's `scratch/`); created only when a level is that large.
     pub scratch: Option<PathBuf>,
@@ -95,6 +102,7 @@ impl BuildOptions {
             checkpoint_every: Some(DEFAULT_CHECKPOINT_EVERY),
             scratch: None,
             memory: MemoryMode::Fast,
+            max_memory: None,
             wait_for_lock: false,
             interrupt: None,
         }
@@ -144,7 +152,32 @@ impl BuildOptions {
                 max: MAX_BLOCK_SIZE,
             });
         }
+        if let Some(budget) = self.max_memory {
+            let needed = self.solving_bytes();
+            if needed > budget {
+                return Err(BuildError::MemoryBudget {
+                    level: self.max_stones,
+                    memory: self.memory,
+                    needed,
+                    budget,
+                });
+            }
+        }
         Ok(())
+    }
+
+    /// About the anonymous memory the largest level takes to solve in the
+    /// build's mode.
+    pub fn solving_bytes(&self) -> u64 {
+        let positions = LevelIndex::new(self.rules.pits(), self.max_stones).count();
+        self.memory.solving_bytes(self.cycles, positions)
+    }
+
+    /// What of [`BuildOptions::max_memory`] is left for lower levels held
+    /// in memory beside the largest level's solving state.
+    fn memory_for_lower_levels(&self) -> Option<u64> {
+        let budget = self.max_memory?;
+        Some(budget.saturating_sub(self.solving_bytes()))
     }
 }
 
@@ -158,6 +191,44 @@ pub enum MemoryMode {
     /// Four bits a position in memory (a byte for forced tables), the
     /// rest in sequential lists on disk ([`crate::Lean`]).
     Lean,
+}
+
+/// Memory a level takes to solve beyond its per-position share: buffers,
+/// bounded frontiers, lists' windows, thread stacks.
+const SOLVING_FIXED_BYTES: u64 = 256 << 20;
+
+impl MemoryMode {
+    /// About the anonymous memory solving a level of `positions` positions
+    /// takes in this mode, lower levels held in memory aside: a share a
+    /// position (fast: its value or bounds, and the work arrays beside
+    /// them; lean: the nibble or byte) and a fixed part. An estimate to
+    /// plan with, on the generous side of the summaries' anonymous peaks.
+    pub fn solving_bytes(self, cycles: Cycles, positions: u64) -> u64 {
+        // Eighths of a byte a position.
+        let eighths: u64 = match (self, cycles) {
+            (MemoryMode::Fast, Cycles::Even) => 48,
+            (MemoryMode::Fast, Cycles::Forced) => 80,
+            (MemoryMode::Lean, Cycles::Even) => 4,
+            (MemoryMode::Lean, Cycles::Forced) => 8,
+        };
+        (positions.saturating_mul(eighths) / 8).saturating_add(SOLVING_FIXED_BYTES)
+    }
+
+    /// The fastest mode whose [`MemoryMode::solving_bytes`] for a level of
+    /// `positions` positions fits in `budget`, if any.
+    pub fn within(budget: u64, cycles: Cycles, positions: u64) -> Option<MemoryMode> {
+        [MemoryMode::Fast, MemoryMode::Lean]
+            .into_iter()
+            .find(|mode| mode.solving_bytes(cycles, positions) <= budget)
+    }
+
+    /// The mode's name on the command line.
+    pub fn cli_name(self) -> &'static str {
+        match self {
+            MemoryMode::Fast => "fast",
+            MemoryMode::Lean => "lean",
+        }
+    }
 }
 
 /// What happened to one level.
@@ -296,6 +367,10 @@ pub(crate) fn build_kind<K: Solve>(
     let scratch = match options.memory {
         MemoryMode::Fast => scratch,
         MemoryMode::Lean => scratch.flipped(options.rules.pits()),
+    };
+    let scratch = match options.memory_for_lower_levels() {
+        Some(bytes) => scratch.with_memory(bytes),
+        None => scratch,
     };
     let work: u64 = (0..=options.max_stones)
         .zip(&present)

@@ -91,6 +91,11 @@ pub fn build_across(
             what: "a lean-memory build".into(),
         });
     }
+    if options.max_memory.is_some() {
+        return Err(BuildError::NotAcrossRanks {
+            what: "a memory budget".into(),
+        });
+    }
     if options.top_only {
         return Err(BuildError::NotAcrossRanks {
             what: "a top-only build".into(),

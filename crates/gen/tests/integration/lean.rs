@@ -172,3 +172,35 @@ fn an_interrupted_lean_level_resumes_from_its_checkpoint() {
         &no_lists_left,
     );
 }
+
+/// With a memory budget, the lower levels that fit stay in memory (a
+/// level the lean mode put together in a mapping copied out of it) and
+/// the rest are mapped: the files are still the fast mode's.
+#[test]
+fn builds_within_a_memory_budget_byte_for_byte() {
+    let oware = Rules::new(Variant::Oware, 6).unwrap();
+    let reference = TempDir::new().unwrap();
+    build_in(
+        reference.path(),
+        oware,
+        9,
+        (Cycles::Even, Encoding::Full),
+        MemoryMode::Fast,
+    );
+    for memory in [MemoryMode::Fast, MemoryMode::Lean] {
+        let root = TempDir::new().unwrap();
+        let mut options = BuildOptions {
+            memory,
+            mapped_min_positions: MAPPED_MIN_POSITIONS,
+            ..BuildOptions::new(root.path(), oware, 9)
+        };
+        // Room for levels 0–7 beside level 9's state, not for level 8.
+        options.max_memory = Some(options.solving_bytes() + 120_000);
+        build(&options, &Quiet).unwrap();
+        let dir = |root: &Path| tables_dir(root, &oware, Cycles::Even);
+        assert!(
+            files(&dir(root.path())) == files(&dir(reference.path())),
+            "{memory:?}: the files differ"
+        );
+    }
+}
