@@ -71,13 +71,6 @@ impl<K: TableKind> Levels<K> {
         self.levels.push((LevelData::Unreached, Order::Rank));
     }
 
-    /// Whether level `n` is held (pushed, and not skipped as unreached).
-    pub fn holds(&self, n: u32) -> bool {
-        self.levels
-            .get(n as usize)
-            .is_some_and(|(data, _)| !matches!(data, LevelData::Unreached))
-    }
-
     /// Appends the next level as a mapped file of its symbols in `order`.
     pub fn push_mapped(&mut self, map: Mmap, order: Order) {
         self.levels.push((LevelData::Mapped(map), order));
