@@ -395,6 +395,14 @@ impl BuildObserver for Progress {
         }
         let message = format!("level {level:>3} ({positions} positions)");
         *Progress::bar(&self.level) = Some(self.styled(work, message));
+        // The whole build's clock starts with its first level solved: the
+        // levels reused before it (checked, decoded, held) would otherwise
+        // count as slow work and stretch its ETA.
+        if let Some(total) = &*Progress::bar(&self.total) {
+            if total.position() == 0 {
+                total.reset_elapsed();
+            }
+        }
     }
 
     fn advanced(&self, units: u64) {
