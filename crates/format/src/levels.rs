@@ -71,6 +71,11 @@ impl<K: TableKind> Levels<K> {
         self.levels.push((LevelData::Unreached, Order::Rank));
     }
 
+    /// Whether level `n` was skipped ([`Levels::push_unreached`]).
+    pub fn is_unreached(&self, n: u32) -> bool {
+        matches!(self.levels[n as usize].0, LevelData::Unreached)
+    }
+
     /// Appends the next level as a mapped file of its symbols in `order`.
     pub fn push_mapped(&mut self, map: Mmap, order: Order) {
         self.levels.push((LevelData::Mapped(map), order));
@@ -195,6 +200,11 @@ pub fn prefetch<T>(data: &[T], at: usize) {
 /// for writing: where a solver puts a level too large for its memory. The
 /// file must be the process's own (in a directory of its own, or unlinked
 /// at once): another writer would change the mapping under it.
+///
+/// Its blocks are reserved at once where the file system can: a sparse
+/// file on a disk that fills up would kill the process with `SIGBUS` at
+/// the first write to a page with no block left, where this fails with
+/// the disk's error.
 pub fn new_mapped_file(path: &Path, len: u64) -> Result<MmapMut, FormatError> {
     let io = |e| FormatError::io(path, e);
     let file = OpenOptions::new()
@@ -204,9 +214,31 @@ pub fn new_mapped_file(path: &Path, len: u64) -> Result<MmapMut, FormatError> {
         .truncate(true)
         .open(path)
         .map_err(io)?;
-    file.set_len(len).map_err(io)?;
+    reserve(&file, len).map_err(io)?;
     // SAFETY: the file is the process's own (see above).
     unsafe { MmapMut::map_mut(&file) }.map_err(io)
+}
+
+/// Makes the empty `file` `len` bytes long, its blocks allocated where the
+/// file system supports it (else sparse, as `set_len` leaves it).
+fn reserve(file: &std::fs::File, len: u64) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let len = libc::off_t::try_from(len)
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+        if len > 0 {
+            // SAFETY: a plain system call on an open descriptor.
+            if unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, len) } == 0 {
+                return Ok(());
+            }
+            let error = std::io::Error::last_os_error();
+            if error.raw_os_error() != Some(libc::EOPNOTSUPP) {
+                return Err(error);
+            }
+        }
+    }
+    file.set_len(len)
 }
 
 /// A scratch directory for decoded levels too large to hold in memory.
@@ -427,6 +459,25 @@ fn cast_mut(map: &mut MmapMut) -> &mut [i8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A new mapped file is all zeros, and on Linux its blocks are
+    /// allocated up front, so a full disk fails it rather than a later
+    /// write through the mapping.
+    #[test]
+    fn a_new_mapped_file_is_zeroed_and_reserved() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let path = dir.path().join("level.raw");
+        let len = 1 << 20;
+        let map = new_mapped_file(&path, len).unwrap();
+        assert_eq!(map.len() as u64, len);
+        assert!(map.iter().all(|&b| b == 0));
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let meta = std::fs::metadata(&path).unwrap();
+            assert!(meta.blocks() * 512 >= len, "the file is sparse");
+        }
+    }
 
     /// A scratch space with memory holds levels in memory, smallest first,
     /// while they fit, and maps the rest; small levels always stay.

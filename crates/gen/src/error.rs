@@ -63,6 +63,15 @@ pub enum BuildError {
         /// The budget ([`crate::BuildOptions::max_memory`]).
         budget: u64,
     },
+    /// A level was to resume from its checkpoint, which spares reading the
+    /// levels below it, but the checkpoint was gone or damaged by the time
+    /// it was read: running the build again solves the level from its
+    /// start.
+    #[error("level {level}'s checkpoint was found valid when the build started, then gone or damaged; run the build again to solve the level from its start")]
+    CheckpointLost {
+        /// The level.
+        level: u32,
+    },
     /// A rank of a build across a cluster failed; every rank reports it.
     #[error("rank {rank}: {message}")]
     Rank {

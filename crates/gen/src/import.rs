@@ -12,7 +12,7 @@ use mancala_format::{Even, Levels};
 use rayon::prelude::*;
 
 use crate::error::BuildError;
-use crate::pipeline::{build_kind, prepare, BuildObserver, BuildOptions, LevelReport};
+use crate::pipeline::{build_kind, never_alone, prepare, BuildObserver, BuildOptions, LevelReport};
 use crate::solve::Solution;
 use crate::strategy::LevelJob;
 
@@ -38,17 +38,23 @@ pub fn import(
         ..options.clone()
     };
     let dir = prepare(options)?;
-    build_kind::<Even>(options, &dir, observer, &|job| {
-        let values = source.values(job)?;
-        let exit_best = job
-            .mark_exits
-            .then(|| exit_best_marks(job.rules, job.level, &values, job.lower));
-        Ok(Solution {
-            symbols: values,
-            mapped: None,
-            exit_best,
-        })
-    })
+    build_kind::<Even>(
+        options,
+        &dir,
+        observer,
+        &|job| {
+            let values = source.values(job)?;
+            let exit_best = job
+                .mark_exits
+                .then(|| exit_best_marks(job.rules, job.level, &values, job.lower));
+            Ok(Solution {
+                symbols: values,
+                mapped: None,
+                exit_best,
+            })
+        },
+        &never_alone,
+    )
 }
 
 /// Per position of level `n`, whether its value is its best restoring

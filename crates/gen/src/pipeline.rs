@@ -297,16 +297,22 @@ pub fn build(
     let dir = prepare(options)?;
     let rules = options.rules;
     match (options.cycles, options.memory) {
-        (Cycles::Even, MemoryMode::Fast) => build_kind::<Even>(options, &dir, observer, &|job| {
-            strategy_for(&rules).solve(job)
-        }),
+        (Cycles::Even, MemoryMode::Fast) => build_kind::<Even>(
+            options,
+            &dir,
+            observer,
+            &|job| strategy_for(&rules).solve(job),
+            &never_alone,
+        ),
         (Cycles::Even, MemoryMode::Lean) => build_lean::<Even>(options, &dir, observer),
         (Cycles::Forced, MemoryMode::Lean) => build_lean::<Forced>(options, &dir, observer),
-        (Cycles::Forced, MemoryMode::Fast) => {
-            build_kind::<Forced>(options, &dir, observer, &|job| {
-                strategy_for(&rules).solve(job)
-            })
-        }
+        (Cycles::Forced, MemoryMode::Fast) => build_kind::<Forced>(
+            options,
+            &dir,
+            observer,
+            &|job| strategy_for(&rules).solve(job),
+            &never_alone,
+        ),
     }
 }
 
@@ -315,6 +321,18 @@ pub fn build(
 /// ([`crate::import`]).
 pub(crate) type LevelSolver<'a, K> =
     dyn Fn(&LevelJob<K>) -> Result<Solution, BuildError> + Sync + 'a;
+
+/// Whether the [`LevelSolver`] would finish level `n` from its checkpoint
+/// in the given place without reading any lower level (the lean mode past
+/// its forward pass). When that level is the only one left to build, the
+/// pipeline holds no lower level: no scratch file is written, and the
+/// build resumes at once.
+pub(crate) type ResumesAlone<'a> = dyn Fn(&Checkpoints, u32) -> bool + 'a;
+
+/// For solvers that always read the lower levels.
+pub(crate) fn never_alone(_: &Checkpoints, _: u32) -> bool {
+    false
+}
 
 /// Builds the levels of kind `K` with the lean mode.
 fn build_lean<K: LeanKind>(
@@ -326,7 +344,13 @@ fn build_lean<K: LeanKind>(
         dir: work_dir(options, dir, LEAN_DIR),
         mapped_min_positions: options.mapped_min_positions,
     };
-    let reports = build_kind::<K>(options, dir, observer, &|job| lean.solve(job));
+    let reports = build_kind::<K>(
+        options,
+        dir,
+        observer,
+        &|job| lean.solve(job),
+        &|checkpoints, n| lean.resumes::<K>(checkpoints, &options.rules, n),
+    );
     // Each level removes its own lists; this removes the directory only if
     // it is empty.
     let _ = std::fs::remove_dir(&lean.dir);
@@ -351,6 +375,7 @@ pub(crate) fn build_kind<K: Solve>(
     dir: &Path,
     observer: &dyn BuildObserver,
     solver: &LevelSolver<'_, K>,
+    resumes_alone: &ResumesAlone<'_>,
 ) -> Result<Vec<LevelReport>, BuildError> {
     let options = &keeping_block_size::<K>(options, dir);
     let Survey {
@@ -372,16 +397,28 @@ pub(crate) fn build_kind<K: Solve>(
         Some(bytes) => scratch.with_memory(bytes),
         None => scratch,
     };
-    let work: u64 = (0..=options.max_stones)
+    let to_build: Vec<u32> = (0..=options.max_stones)
         .zip(&present)
         .filter(|(n, table)| options.builds_level(*n) && table.is_none())
-        .map(|(n, _)| 2 * LevelIndex::new(options.rules.pits(), n).count())
+        .map(|(n, _)| n)
+        .collect();
+    let work: u64 = to_build
+        .iter()
+        .map(|&n| 2 * LevelIndex::new(options.rules.pits(), n).count())
         .sum();
     observer.build_started(work);
+    let lower_read = match (to_build.as_slice(), checkpoints(options, dir)) {
+        ([only], Some(checkpoints)) => !resumes_alone(&checkpoints, *only),
+        _ => true,
+    };
     let mut solved = Levels::<K>::new();
     let mut reports = Vec::new();
     for (n, existing) in (0..=options.max_stones).zip(present) {
-        let needed_in_memory = last_to_build.is_some_and(|last| (n as usize) < last);
+        let below_last = last_to_build.is_some_and(|last| (n as usize) < last);
+        let needed_in_memory = below_last && lower_read;
+        if below_last && !needed_in_memory {
+            solved.push_unreached();
+        }
         if !options.builds_level(n) {
             if needed_in_memory {
                 solved.push_unreached();
@@ -599,10 +636,7 @@ fn build_level<K: Solve>(
     observer.level_started(n, positions, 2 * positions);
     let metering = Metering::start();
     let start = Instant::now();
-    let checkpoints = options.checkpoint_every.map(|every| Checkpoints {
-        dir: dir.join(CHECKPOINT_DIR),
-        every,
-    });
+    let checkpoints = checkpoints(options, dir);
     let job = LevelJob {
         rules,
         level: n,
@@ -620,6 +654,14 @@ fn build_level<K: Solve>(
     let seconds = start.elapsed().as_secs_f64();
     let report = level_report(&header, seconds, bytes, metering.finish(), false);
     Ok((report, solution))
+}
+
+/// Where and how often the build's levels save checkpoints, if they do.
+fn checkpoints(options: &BuildOptions, dir: &Path) -> Option<Checkpoints> {
+    options.checkpoint_every.map(|every| Checkpoints {
+        dir: dir.join(CHECKPOINT_DIR),
+        every,
+    })
 }
 
 /// The strategy that solves levels of `rules`: one pass where levels

@@ -48,6 +48,7 @@ use mancala_format::{filled_on_huge_pages, new_mapped_file};
 use memmap2::MmapMut;
 use rayon::prelude::*;
 
+use crate::checkpoint::Checkpoints;
 use crate::error::BuildError;
 use crate::solve::Solution;
 use crate::strategy::LevelJob;
@@ -102,12 +103,13 @@ impl Lean {
         let n = job.level;
         let index = LevelIndex::new(job.rules.pits(), n);
         let count = index.count();
-        let dir = self.dir.join(format!("level-{n:03}"));
-        let saved = job.checkpoints.and_then(|c| {
-            let state_bytes = K::Lean::bytes_for(count as usize);
-            let saved = checkpoint::load(&c.path(n), n, count, state_bytes)?;
-            Progress::resumed(&dir, K::exit_lists(n), n, saved)
-        });
+        let dir = self.level_dir(n);
+        let saved = job
+            .checkpoints
+            .and_then(|c| self.saved::<K>(c, job.rules, n));
+        if saved.is_none() && lacks_lower_levels(job) {
+            return Err(BuildError::CheckpointLost { level: n });
+        }
         let solve = || {
             let (state, progress, resumed) = match saved {
                 Some((state, progress)) => {
@@ -137,6 +139,42 @@ impl Lean {
         }
         solved
     }
+}
+
+impl Lean {
+    /// Whether [`Lean::solve`] would resume level `n` of `rules` past its
+    /// forward pass, from a valid checkpoint in `checkpoints` and the lists
+    /// it names: then it reads no lower level, and a build need not hold
+    /// them (nor write their scratch files) to finish it.
+    pub fn resumes<K: LeanKind>(&self, checkpoints: &Checkpoints, rules: &Rules, n: u32) -> bool {
+        self.saved::<K>(checkpoints, rules, n).is_some()
+    }
+
+    /// The state and progress level `n`'s checkpoint records, if it is
+    /// valid and every list it names is there.
+    fn saved<K: LeanKind>(
+        &self,
+        checkpoints: &Checkpoints,
+        rules: &Rules,
+        n: u32,
+    ) -> Option<(Vec<u8>, Progress)> {
+        let count = LevelIndex::new(rules.pits(), n).count();
+        let state_bytes = K::Lean::bytes_for(count as usize);
+        let saved = checkpoint::load(&checkpoints.path(n), n, count, state_bytes)?;
+        Progress::resumed(&self.level_dir(n), K::exit_lists(n), n, saved)
+    }
+
+    /// The directory of level `n`'s lists.
+    fn level_dir(&self, n: u32) -> PathBuf {
+        self.dir.join(format!("level-{n:03}"))
+    }
+}
+
+/// Whether a level the job's level reaches was skipped
+/// ([`mancala_format::Levels::push_unreached`]): held back because the
+/// level was to resume past its forward pass.
+fn lacks_lower_levels<K: LeanKind>(job: &LevelJob<K>) -> bool {
+    (0..job.level).any(|m| job.rules.reaches(job.level, m) && job.lower.is_unreached(m))
 }
 
 /// How far a level got: its exit lists, and the decisions of every

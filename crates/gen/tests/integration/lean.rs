@@ -204,3 +204,145 @@ fn builds_within_a_memory_budget_byte_for_byte() {
         );
     }
 }
+
+/// Counts a build's work in its top level, and if it `stops`, asks the
+/// build to stop once a quarter of that level's thresholds are done; notes
+/// whether the lower levels' scratch directory exists when the top level
+/// starts.
+struct StopInTopLevel {
+    top: u32,
+    stops: bool,
+    scratch: std::path::PathBuf,
+    interrupt: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    in_top: std::sync::atomic::AtomicBool,
+    positions: std::sync::atomic::AtomicU64,
+    done: std::sync::atomic::AtomicU64,
+    first_report: std::sync::Mutex<Option<u64>>,
+    scratch_at_start: std::sync::atomic::AtomicBool,
+}
+
+impl mancala_gen::BuildObserver for StopInTopLevel {
+    fn level_started(&self, level: u32, positions: u64, _work: u64) {
+        use std::sync::atomic::Ordering::SeqCst;
+        if level == self.top {
+            self.in_top.store(true, SeqCst);
+            self.positions.store(positions, SeqCst);
+            self.scratch_at_start.store(self.scratch.exists(), SeqCst);
+        }
+    }
+
+    fn advanced(&self, units: u64) {
+        use std::sync::atomic::Ordering::SeqCst;
+        if !self.in_top.load(SeqCst) {
+            return;
+        }
+        self.first_report.lock().unwrap().get_or_insert(units);
+        let positions = self.positions.load(SeqCst);
+        let done = self.done.fetch_add(units, SeqCst) + units;
+        if self.stops && done > positions + positions / 4 {
+            self.interrupt.store(true, SeqCst);
+        }
+    }
+}
+
+/// A lean build stopped inside its last level resumes from the level's
+/// checkpoint without holding any lower level (no scratch file is
+/// written, though every lower level is large enough to be mapped), and
+/// writes the fast mode's files.
+#[test]
+fn a_resumed_top_level_holds_no_lower_level() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+    use std::sync::{Arc, Mutex};
+    let oware = Rules::new(Variant::Oware, 6).unwrap();
+    let top = 10;
+    let reference = TempDir::new().unwrap();
+    build_in(
+        reference.path(),
+        oware,
+        top,
+        (Cycles::Even, Encoding::Full),
+        MemoryMode::Fast,
+    );
+    let root = TempDir::new().unwrap();
+    let dir = tables_dir(root.path(), &oware, Cycles::Even);
+    let observer = |stops| StopInTopLevel {
+        top,
+        stops,
+        scratch: dir.join(mancala_gen::SCRATCH_DIR),
+        interrupt: Arc::new(AtomicBool::new(false)),
+        in_top: AtomicBool::new(false),
+        positions: AtomicU64::new(0),
+        done: AtomicU64::new(0),
+        first_report: Mutex::new(None),
+        scratch_at_start: AtomicBool::new(false),
+    };
+    let options = |observer: &StopInTopLevel| BuildOptions {
+        memory: MemoryMode::Lean,
+        mapped_min_positions: 1,
+        checkpoint_every: Some(std::time::Duration::ZERO),
+        interrupt: Some(observer.interrupt.clone()),
+        ..BuildOptions::new(root.path(), oware, top)
+    };
+
+    let stopped = observer(true);
+    let result = build(&options(&stopped), &stopped);
+    assert!(
+        matches!(result, Err(mancala_gen::BuildError::Interrupted)),
+        "{result:?}"
+    );
+    assert!(
+        stopped.scratch_at_start.load(SeqCst),
+        "lower levels not held"
+    );
+
+    let resumed = observer(false);
+    build(&options(&resumed), &resumed).unwrap();
+    let positions = resumed.positions.load(SeqCst);
+    assert!(
+        resumed.first_report.lock().unwrap().unwrap() > positions,
+        "did not resume past the forward pass"
+    );
+    assert!(
+        !resumed.scratch_at_start.load(SeqCst),
+        "lower levels held for a level resumed past its forward pass"
+    );
+    assert!(
+        files(&dir) == files(&tables_dir(reference.path(), &oware, Cycles::Even)),
+        "the files differ"
+    );
+}
+
+/// A level resumed without its lower levels whose checkpoint is gone by
+/// the time it is read gives an error, not a panic.
+#[test]
+fn a_lost_checkpoint_is_an_error() {
+    use mancala_format::Levels;
+    use mancala_gen::{BuildError, Checkpoints, Lean, LevelJob};
+    let oware = Rules::new(Variant::Oware, 6).unwrap();
+    let dir = TempDir::new().unwrap();
+    let lean = Lean {
+        dir: dir.path().join(LEAN_DIR),
+        mapped_min_positions: 1000,
+    };
+    let checkpoints = Checkpoints {
+        dir: dir.path().join("checkpoints"),
+        every: std::time::Duration::ZERO,
+    };
+    let mut lower = Levels::<Even>::new();
+    for _ in 0..4 {
+        lower.push_unreached();
+    }
+    let job = LevelJob {
+        rules: &oware,
+        level: 4,
+        lower: &lower,
+        progress: &|_| {},
+        checkpoints: Some(&checkpoints),
+        interrupt: None,
+        mark_exits: false,
+    };
+    assert!(matches!(
+        lean.solve(&job),
+        Err(BuildError::CheckpointLost { level: 4 })
+    ));
+}
