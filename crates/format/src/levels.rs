@@ -326,6 +326,16 @@ impl Scratch {
         Ok(())
     }
 
+    /// Removes the scratch files, for a build that will read none of the
+    /// levels held here again: their blocks are freed once their mappings
+    /// are dropped as well. A level held later creates the directory anew.
+    pub fn clear(&self) -> Result<(), FormatError> {
+        if self.created.swap(false, Relaxed) {
+            std::fs::remove_dir_all(&self.dir).map_err(|e| FormatError::io(&self.dir, e))?;
+        }
+        Ok(())
+    }
+
     /// Appends level `n`'s `symbols` to `levels`.
     pub fn hold<K: TableKind>(
         &self,

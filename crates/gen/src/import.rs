@@ -12,7 +12,7 @@ use mancala_format::{Even, Levels};
 use rayon::prelude::*;
 
 use crate::error::BuildError;
-use crate::pipeline::{build_kind, never_alone, prepare, BuildObserver, BuildOptions, LevelReport};
+use crate::pipeline::{build_kind, prepare, BuildObserver, BuildOptions, LevelReport, LevelSolver};
 use crate::solve::Solution;
 use crate::strategy::LevelJob;
 
@@ -42,7 +42,7 @@ pub fn import(
         options,
         &dir,
         observer,
-        &|job| {
+        &LevelSolver::reading_lower(&|job| {
             let values = source.values(job)?;
             let exit_best = job
                 .mark_exits
@@ -52,8 +52,7 @@ pub fn import(
                 mapped: None,
                 exit_best,
             })
-        },
-        &never_alone,
+        }),
     )
 }
 

@@ -5,7 +5,7 @@
 //! strategy, store it in the encoding asked for, checkpoint long levels.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -301,8 +301,7 @@ pub fn build(
             options,
             &dir,
             observer,
-            &|job| strategy_for(&rules).solve(job),
-            &never_alone,
+            &LevelSolver::reading_lower(&|job| strategy_for(&rules).solve(job)),
         ),
         (Cycles::Even, MemoryMode::Lean) => build_lean::<Even>(options, &dir, observer),
         (Cycles::Forced, MemoryMode::Lean) => build_lean::<Forced>(options, &dir, observer),
@@ -310,8 +309,7 @@ pub fn build(
             options,
             &dir,
             observer,
-            &|job| strategy_for(&rules).solve(job),
-            &never_alone,
+            &LevelSolver::reading_lower(&|job| strategy_for(&rules).solve(job)),
         ),
     }
 }
@@ -319,19 +317,34 @@ pub fn build(
 /// How the pipeline gets each level it does not find on disk: solved by a
 /// strategy ([`build`]), or read from another program's files
 /// ([`crate::import`]).
-pub(crate) type LevelSolver<'a, K> =
-    dyn Fn(&LevelJob<K>) -> Result<Solution, BuildError> + Sync + 'a;
+pub(crate) struct LevelSolver<'a, K: Solve> {
+    /// Solves a level, resuming from its checkpoint where it keeps them.
+    pub solve: &'a (dyn Fn(&LevelJob<K>) -> Result<Solution, BuildError> + Sync + 'a),
+    /// For a solver that can finish a level from a checkpoint without
+    /// reading the lower levels (the lean mode past its forward pass).
+    pub alone: Option<Alone<'a, K>>,
+}
 
-/// Whether the [`LevelSolver`] would finish level `n` from its checkpoint
-/// in the given place without reading any lower level (the lean mode past
-/// its forward pass). When that level is the only one left to build, the
-/// pipeline holds no lower level: no scratch file is written, and the
-/// build resumes at once.
-pub(crate) type ResumesAlone<'a> = dyn Fn(&Checkpoints, u32) -> bool + 'a;
+/// How a solver finishes a level without its lower levels. When that
+/// level is the only one left to build, the pipeline holds the lower
+/// levels only for the part that reads them, if at all: their memory and
+/// scratch files are free for the rest of the level.
+pub(crate) struct Alone<'a, K: Solve> {
+    /// Whether the solver would finish level `n` from its checkpoint in
+    /// the given place without reading any lower level.
+    pub resumes: &'a dyn Fn(&Checkpoints, u32) -> bool,
+    /// Solves the part of a level that reads lower levels and saves a
+    /// checkpoint after it, from which `resumes` is true.
+    pub first_part: &'a dyn Fn(&LevelJob<K>) -> Result<(), BuildError>,
+}
 
-/// For solvers that always read the lower levels.
-pub(crate) fn never_alone(_: &Checkpoints, _: u32) -> bool {
-    false
+impl<'a, K: Solve> LevelSolver<'a, K> {
+    /// A solver that reads the lower levels to the end of every level.
+    pub fn reading_lower(
+        solve: &'a (dyn Fn(&LevelJob<K>) -> Result<Solution, BuildError> + Sync + 'a),
+    ) -> Self {
+        LevelSolver { solve, alone: None }
+    }
 }
 
 /// Builds the levels of kind `K` with the lean mode.
@@ -344,13 +357,14 @@ fn build_lean<K: LeanKind>(
         dir: work_dir(options, dir, LEAN_DIR),
         mapped_min_positions: options.mapped_min_positions,
     };
-    let reports = build_kind::<K>(
-        options,
-        dir,
-        observer,
-        &|job| lean.solve(job),
-        &|checkpoints, n| lean.resumes::<K>(checkpoints, &options.rules, n),
-    );
+    let solver = LevelSolver {
+        solve: &|job| lean.solve(job),
+        alone: Some(Alone {
+            resumes: &|checkpoints, n| lean.resumes::<K>(checkpoints, &options.rules, n),
+            first_part: &|job| lean.solve_forward(job),
+        }),
+    };
+    let reports = build_kind::<K>(options, dir, observer, &solver);
     // Each level removes its own lists; this removes the directory only if
     // it is empty.
     let _ = std::fs::remove_dir(&lean.dir);
@@ -375,7 +389,6 @@ pub(crate) fn build_kind<K: Solve>(
     dir: &Path,
     observer: &dyn BuildObserver,
     solver: &LevelSolver<'_, K>,
-    resumes_alone: &ResumesAlone<'_>,
 ) -> Result<Vec<LevelReport>, BuildError> {
     let options = &keeping_block_size::<K>(options, dir);
     let Survey {
@@ -407,10 +420,20 @@ pub(crate) fn build_kind<K: Solve>(
         .map(|&n| 2 * LevelIndex::new(options.rules.pits(), n).count())
         .sum();
     observer.build_started(work);
-    let lower_read = match (to_build.as_slice(), checkpoints(options, dir)) {
-        ([only], Some(checkpoints)) => !resumes_alone(&checkpoints, *only),
-        _ => true,
+    // With a single level to build, a solver that can finish it alone
+    // reads the lower levels for a first part at most.
+    let alone = match (
+        to_build.as_slice(),
+        &solver.alone,
+        checkpoints(options, dir),
+    ) {
+        ([_], Some(alone), Some(checkpoints)) => Some((alone, checkpoints)),
+        _ => None,
     };
+    let lower_read = alone.as_ref().is_none_or(|(alone, checkpoints)| {
+        !(alone.resumes)(checkpoints, *to_build.last().expect("one level"))
+    });
+    let split = alone.is_some() && lower_read;
     let mut solved = Levels::<K>::new();
     let mut reports = Vec::new();
     for (n, existing) in (0..=options.max_stones).zip(present) {
@@ -436,7 +459,9 @@ pub(crate) fn build_kind<K: Solve>(
                 if options.interrupted() {
                     return Err(BuildError::Interrupted);
                 }
-                let (report, solution) = build_level(options, dir, n, &solved, observer, solver)?;
+                let release = split.then_some(&scratch);
+                let (report, solution) =
+                    build_level(options, dir, n, &mut solved, observer, solver, release)?;
                 if needed_in_memory {
                     match solution.mapped {
                         Some(map) => scratch.hold_mapped(&mut solved, n, map)?,
@@ -622,14 +647,17 @@ pub(crate) fn level_report(
 }
 
 /// Solves (with `solver`) and writes level `n`; returns its report and
-/// solution.
+/// solution. With `release`, the solver's [`Alone::first_part`] is run
+/// first, then the lower levels in `solved` let go (their memory, and
+/// their files in `release`), and the level finished without them.
 fn build_level<K: Solve>(
     options: &BuildOptions,
     dir: &Path,
     n: u32,
-    solved: &Levels<K>,
+    solved: &mut Levels<K>,
     observer: &dyn BuildObserver,
     solver: &LevelSolver<'_, K>,
+    release: Option<&Scratch>,
 ) -> Result<(LevelReport, Solution), BuildError> {
     let rules = &options.rules;
     let positions = LevelIndex::new(rules.pits(), n).count();
@@ -637,16 +665,41 @@ fn build_level<K: Solve>(
     let metering = Metering::start();
     let start = Instant::now();
     let checkpoints = checkpoints(options, dir);
-    let job = LevelJob {
-        rules,
-        level: n,
-        lower: solved,
-        progress: &|done| observer.advanced(done),
-        checkpoints: checkpoints.as_ref(),
-        interrupt: options.interrupt.as_deref(),
-        mark_exits: K::stored_encoding(rules, options.encoding) == Encoding::Compact,
+    let advanced = |done| observer.advanced(done);
+    // Units the resumed level reports again, having reported them already.
+    let reported = AtomicU64::new(0);
+    if let (Some(scratch), Some(alone)) = (release, &solver.alone) {
+        let counted = |done| {
+            reported.fetch_add(done, Relaxed);
+            observer.advanced(done)
+        };
+        (alone.first_part)(&level_job(
+            options,
+            n,
+            solved,
+            &counted,
+            checkpoints.as_ref(),
+        ))?;
+        *solved = unreached_levels(n);
+        scratch.clear()?;
+    }
+    let not_reported_yet = |done: u64| {
+        let before = reported
+            .fetch_update(Relaxed, Relaxed, |r| Some(r.saturating_sub(done)))
+            .expect("always some");
+        observer.advanced(done.saturating_sub(before));
     };
-    let solution = solver(&job)?;
+    let progress: &(dyn Fn(u64) + Sync) = match release {
+        Some(_) => &not_reported_yet,
+        None => &advanced,
+    };
+    let solution = (solver.solve)(&level_job(
+        options,
+        n,
+        solved,
+        progress,
+        checkpoints.as_ref(),
+    ))?;
     let (header, bytes) = store::<K>(options, dir, n, &solution)?;
     if let Some(c) = &checkpoints {
         c.remove(n);
@@ -654,6 +707,35 @@ fn build_level<K: Solve>(
     let seconds = start.elapsed().as_secs_f64();
     let report = level_report(&header, seconds, bytes, metering.finish(), false);
     Ok((report, solution))
+}
+
+/// The job of solving level `n` from `lower`.
+fn level_job<'a, K: Solve>(
+    options: &'a BuildOptions,
+    n: u32,
+    lower: &'a Levels<K>,
+    progress: &'a (dyn Fn(u64) + Sync),
+    checkpoints: Option<&'a Checkpoints>,
+) -> LevelJob<'a, K> {
+    let rules = &options.rules;
+    LevelJob {
+        rules,
+        level: n,
+        lower,
+        progress,
+        checkpoints,
+        interrupt: options.interrupt.as_deref(),
+        mark_exits: K::stored_encoding(rules, options.encoding) == Encoding::Compact,
+    }
+}
+
+/// Levels `0..n`, none held: what a level finished alone is given.
+fn unreached_levels<K: Solve>(n: u32) -> Levels<K> {
+    let mut levels = Levels::new();
+    for _ in 0..n {
+        levels.push_unreached();
+    }
+    levels
 }
 
 /// Where and how often the build's levels save checkpoints, if they do.

@@ -101,43 +101,103 @@ impl Lean {
     pub fn solve<K: LeanKind>(&self, job: &LevelJob<K>) -> Result<Solution, BuildError> {
         job.assert_in_order();
         let n = job.level;
-        let index = LevelIndex::new(job.rules.pits(), n);
-        let count = index.count();
-        let dir = self.level_dir(n);
         let saved = job
             .checkpoints
             .and_then(|c| self.saved::<K>(c, job.rules, n));
         if saved.is_none() && lacks_lower_levels(job) {
             return Err(BuildError::CheckpointLost { level: n });
         }
-        let solve = || {
-            let (state, progress, resumed) = match saved {
-                Some((state, progress)) => {
-                    (K::Lean::from_bytes(state, count as usize), progress, true)
-                }
-                None => {
-                    recreate(&dir)?;
-                    let (state, exits) = forward::pass(job, &index, &dir)?;
-                    let decisions = Vec::with_capacity(n as usize);
-                    (state, Progress { exits, decisions }, false)
-                }
-            };
-            let level = Level {
-                lean: self,
-                rules: job.rules,
-                index,
-                dir: &dir,
-                state,
-                frontiers: AtomicU64::new(0),
-            };
+        self.keeping_lists_if_checkpointed(job, || {
+            let resumed = saved.is_some();
+            let (level, progress) = self.start(job, saved)?;
             level.solve(job, progress, resumed)
+        })
+    }
+
+    /// Solves the part of `job`'s level that reads the lower levels, its
+    /// forward pass, and saves a checkpoint after it: then [`Lean::solve`]
+    /// finishes the level without them ([`Lean::resumes`]), and a build
+    /// can let their memory and scratch files go first. Does nothing
+    /// without [`LevelJob::checkpoints`], or if the level resumes past its
+    /// forward pass already.
+    pub fn solve_forward<K: LeanKind>(&self, job: &LevelJob<K>) -> Result<(), BuildError> {
+        job.assert_in_order();
+        let Some(checkpoints) = job.checkpoints else {
+            return Ok(());
         };
-        let solved = solve();
-        let checkpointed = job.checkpoints.is_some_and(|c| c.path(n).exists());
-        if solved.is_ok() || !checkpointed {
-            let _ = std::fs::remove_dir_all(&dir);
+        if self.resumes::<K>(checkpoints, job.rules, job.level) {
+            return Ok(());
         }
-        solved
+        let saved = self
+            .start(job, None)
+            .and_then(|(level, progress)| level.save(job, job.level, &progress));
+        if saved.is_err() {
+            self.remove_lists_unless_checkpointed(job);
+        }
+        saved
+    }
+
+    /// Runs `work` on `job`'s level, then removes the level's lists unless
+    /// it failed leaving a checkpoint that relies on them.
+    fn keeping_lists_if_checkpointed<T>(
+        &self,
+        job: &LevelJob<impl LeanKind>,
+        work: impl FnOnce() -> Result<T, BuildError>,
+    ) -> Result<T, BuildError> {
+        let done = work();
+        match done {
+            Ok(_) => {
+                let _ = std::fs::remove_dir_all(self.level_dir(job.level));
+            }
+            Err(_) => self.remove_lists_unless_checkpointed(job),
+        }
+        done
+    }
+
+    /// Removes `job`'s level's lists unless a checkpoint relies on them.
+    fn remove_lists_unless_checkpointed(&self, job: &LevelJob<impl LeanKind>) {
+        let n = job.level;
+        if !job.checkpoints.is_some_and(|c| c.path(n).exists()) {
+            let _ = std::fs::remove_dir_all(self.level_dir(n));
+        }
+    }
+
+    /// `job`'s level ready for its thresholds: from the `saved` state and
+    /// progress of a checkpoint, or else after a forward pass and the
+    /// seeding that precedes the first threshold.
+    fn start<'a, K: LeanKind>(
+        &'a self,
+        job: &'a LevelJob<K>,
+        saved: Option<(Vec<u8>, Progress)>,
+    ) -> Result<(Level<'a, K>, Progress), BuildError> {
+        let n = job.level;
+        let index = LevelIndex::new(job.rules.pits(), n);
+        let count = index.count() as usize;
+        let dir = self.level_dir(n);
+        let (state, progress, resumed) = match saved {
+            Some((state, progress)) => (K::Lean::from_bytes(state, count), progress, true),
+            None => {
+                recreate(&dir)?;
+                let (state, exits) = forward::pass(job, &index, &dir)?;
+                let decisions = Vec::with_capacity(n as usize);
+                (state, Progress { exits, decisions }, false)
+            }
+        };
+        let level = Level {
+            lean: self,
+            rules: job.rules,
+            index,
+            dir,
+            state,
+            frontiers: AtomicU64::new(0),
+        };
+        if !resumed {
+            // Nothing is in the first set yet, so every move is pending
+            // and none of these joins the second set here.
+            let joined = level.seed_second(&progress.exits[K::eligible_from_start(n)])?;
+            debug_assert!(joined.is_empty());
+        }
+        Ok((level, progress))
     }
 }
 
@@ -275,7 +335,7 @@ struct Level<'a, K: LeanKind> {
     lean: &'a Lean,
     rules: &'a Rules,
     index: LevelIndex,
-    dir: &'a Path,
+    dir: PathBuf,
     state: K::Lean,
     /// Frontiers started, which names their files.
     frontiers: AtomicU64,
@@ -290,7 +350,7 @@ pub struct Decisions {
 
 impl<K: LeanKind> Level<'_, K> {
     /// Solves the level's thresholds from `progress` on (`resumed` from a
-    /// checkpoint, or just after the forward pass).
+    /// checkpoint, or just after the forward pass and its seeding).
     fn solve(
         &self,
         job: &LevelJob<K>,
@@ -304,11 +364,6 @@ impl<K: LeanKind> Level<'_, K> {
         if resumed {
             let next = n - progress.decisions.len() as u32;
             (job.progress)(count + done(next));
-        } else {
-            // Nothing is in the first set yet, so every move is pending
-            // and none of these joins the second set here.
-            let joined = self.seed_second(&progress.exits[K::eligible_from_start(n)])?;
-            debug_assert!(joined.is_empty());
         }
         let mut last_saved = started;
         for s in (1..=n - progress.decisions.len() as u32).rev() {
@@ -533,8 +588,8 @@ impl<K: LeanKind> Level<'_, K> {
 
     /// Writes the positions threshold `t` decided to its lists.
     fn write_decisions(&self, t: u32) -> Result<Decisions, BuildError> {
-        let mut first = ListWriter::create(first_path(self.dir, t))?;
-        let mut second = ListWriter::create(second_path(self.dir, t))?;
+        let mut first = ListWriter::create(first_path(&self.dir, t))?;
+        let mut second = ListWriter::create(second_path(&self.dir, t))?;
         self.state.take_decided(|decided| {
             first.extend(&decided.first)?;
             second.extend(&decided.second)

@@ -208,7 +208,7 @@ fn builds_within_a_memory_budget_byte_for_byte() {
 /// Counts a build's work in its top level, and if it `stops`, asks the
 /// build to stop once a quarter of that level's thresholds are done; notes
 /// whether the lower levels' scratch directory exists when the top level
-/// starts.
+/// starts, and once its forward pass is done.
 struct StopInTopLevel {
     top: u32,
     stops: bool,
@@ -219,6 +219,7 @@ struct StopInTopLevel {
     done: std::sync::atomic::AtomicU64,
     first_report: std::sync::Mutex<Option<u64>>,
     scratch_at_start: std::sync::atomic::AtomicBool,
+    scratch_after_forward: std::sync::atomic::AtomicBool,
 }
 
 impl mancala_gen::BuildObserver for StopInTopLevel {
@@ -239,6 +240,10 @@ impl mancala_gen::BuildObserver for StopInTopLevel {
         self.first_report.lock().unwrap().get_or_insert(units);
         let positions = self.positions.load(SeqCst);
         let done = self.done.fetch_add(units, SeqCst) + units;
+        if done > positions && done - units <= positions {
+            self.scratch_after_forward
+                .store(self.scratch.exists(), SeqCst);
+        }
         if self.stops && done > positions + positions / 4 {
             self.interrupt.store(true, SeqCst);
         }
@@ -275,6 +280,7 @@ fn a_resumed_top_level_holds_no_lower_level() {
         done: AtomicU64::new(0),
         first_report: Mutex::new(None),
         scratch_at_start: AtomicBool::new(false),
+        scratch_after_forward: AtomicBool::new(false),
     };
     let options = |observer: &StopInTopLevel| BuildOptions {
         memory: MemoryMode::Lean,
@@ -305,6 +311,67 @@ fn a_resumed_top_level_holds_no_lower_level() {
     assert!(
         !resumed.scratch_at_start.load(SeqCst),
         "lower levels held for a level resumed past its forward pass"
+    );
+    assert!(
+        files(&dir) == files(&tables_dir(reference.path(), &oware, Cycles::Even)),
+        "the files differ"
+    );
+}
+
+/// The only level left to build reads its lower levels for its forward
+/// pass alone: they are let go (no scratch file left) before its
+/// thresholds, its progress is counted once, and its file is the fast
+/// mode's.
+#[test]
+fn a_last_level_lets_its_lower_levels_go_after_its_forward_pass() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+    use std::sync::{Arc, Mutex};
+    let oware = Rules::new(Variant::Oware, 6).unwrap();
+    let top = 10;
+    let reference = TempDir::new().unwrap();
+    build_in(
+        reference.path(),
+        oware,
+        top,
+        (Cycles::Even, Encoding::Full),
+        MemoryMode::Fast,
+    );
+    let root = TempDir::new().unwrap();
+    let dir = tables_dir(root.path(), &oware, Cycles::Even);
+    let options = |max, interrupt| BuildOptions {
+        memory: MemoryMode::Lean,
+        mapped_min_positions: 1,
+        interrupt: Some(interrupt),
+        ..BuildOptions::new(root.path(), oware, max)
+    };
+    let interrupt = Arc::new(AtomicBool::new(false));
+    build(&options(top - 1, interrupt.clone()), &Quiet).unwrap();
+    let observer = StopInTopLevel {
+        top,
+        stops: false,
+        scratch: dir.join(mancala_gen::SCRATCH_DIR),
+        interrupt,
+        in_top: AtomicBool::new(false),
+        positions: AtomicU64::new(0),
+        done: AtomicU64::new(0),
+        first_report: Mutex::new(None),
+        scratch_at_start: AtomicBool::new(false),
+        scratch_after_forward: AtomicBool::new(true),
+    };
+    build(&options(top, observer.interrupt.clone()), &observer).unwrap();
+    assert!(
+        observer.scratch_at_start.load(SeqCst),
+        "lower levels not held"
+    );
+    assert!(
+        !observer.scratch_after_forward.load(SeqCst),
+        "lower levels still held after the forward pass"
+    );
+    let positions = observer.positions.load(SeqCst);
+    assert_eq!(
+        observer.done.load(SeqCst),
+        2 * positions,
+        "progress miscounted"
     );
     assert!(
         files(&dir) == files(&tables_dir(reference.path(), &oware, Cycles::Even)),
