@@ -2,6 +2,7 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -266,6 +267,10 @@ pub(crate) struct Progress {
     bars: MultiProgress,
     total: Mutex<Option<ProgressBar>>,
     level: Mutex<Option<ProgressBar>>,
+    /// Units of each bar done by an earlier run ([`BuildObserver::resumed`]),
+    /// which its ETA leaves out of the rate.
+    total_resumed: AtomicU64,
+    level_resumed: AtomicU64,
     terminal: bool,
     lines: Option<Lines>,
 }
@@ -289,6 +294,8 @@ impl Progress {
             bars: MultiProgress::with_draw_target(target),
             total: Mutex::new(None),
             level: Mutex::new(None),
+            total_resumed: AtomicU64::new(0),
+            level_resumed: AtomicU64::new(0),
             terminal,
             lines: None,
         }
@@ -322,29 +329,35 @@ impl Progress {
         }
         *last = Instant::now();
         // Each bar as its name, the share done and its ETA.
-        let parts: Vec<String> = [&self.level, &self.total]
-            .into_iter()
-            .filter_map(|slot| {
-                Progress::bar(slot).as_ref().map(|bar| {
-                    let done = bar.position() as f64 / bar.length().unwrap_or(1).max(1) as f64;
-                    // From the average rate since the start: a level's
-                    // passes go at different speeds, so the recent rate
-                    // (the bar's own estimate) swings from minutes to
-                    // hours; and the first few units say too little.
-                    let eta = if done < MIN_SHARE_FOR_ETA {
-                        "not known yet".to_string()
-                    } else {
-                        let left = bar.elapsed().as_secs_f64() * (1.0 - done) / done;
-                        HumanDuration(Duration::from_secs_f64(left)).to_string()
-                    };
-                    format!(
-                        "{} {:.1}%, ETA {eta}",
-                        bar.message().trim_end(),
-                        100.0 * done
-                    )
-                })
+        let parts: Vec<String> = [
+            (&self.level, &self.level_resumed),
+            (&self.total, &self.total_resumed),
+        ]
+        .into_iter()
+        .filter_map(|(slot, resumed)| {
+            Progress::bar(slot).as_ref().map(|bar| {
+                let length = bar.length().unwrap_or(1).max(1) as f64;
+                let done = bar.position() as f64 / length;
+                // From the average rate since the start: a level's
+                // passes go at different speeds, so the recent rate
+                // (the bar's own estimate) swings from minutes to
+                // hours; and the first few units say too little. Units
+                // an earlier run did are not this run's rate.
+                let fresh = done - resumed.load(Relaxed) as f64 / length;
+                let eta = if fresh < MIN_SHARE_FOR_ETA {
+                    "not known yet".to_string()
+                } else {
+                    let left = bar.elapsed().as_secs_f64() * (1.0 - done) / fresh;
+                    HumanDuration(Duration::from_secs_f64(left)).to_string()
+                };
+                format!(
+                    "{} {:.1}%, ETA {eta}",
+                    bar.message().trim_end(),
+                    100.0 * done
+                )
             })
-            .collect();
+        })
+        .collect();
         if parts.is_empty() {
             return;
         }
@@ -395,6 +408,7 @@ impl BuildObserver for Progress {
         }
         let message = format!("level {level:>3} ({positions} positions)");
         *Progress::bar(&self.level) = Some(self.styled(work, message));
+        self.level_resumed.store(0, Relaxed);
         // The whole build's clock starts with its first level solved: the
         // levels reused before it (checked, decoded, held) would otherwise
         // count as slow work and stretch its ETA.
@@ -412,6 +426,19 @@ impl BuildObserver for Progress {
             }
         }
         self.maybe_write_line();
+    }
+
+    fn resumed(&self, units: u64) {
+        for (slot, resumed) in [
+            (&self.level, &self.level_resumed),
+            (&self.total, &self.total_resumed),
+        ] {
+            if let Some(bar) = &*Progress::bar(slot) {
+                bar.inc(units);
+                bar.reset_eta();
+                resumed.fetch_add(units, Relaxed);
+            }
+        }
     }
 
     fn level_finished(&self, report: &LevelReport) {

@@ -281,6 +281,13 @@ pub trait BuildObserver: Sync {
     fn level_started(&self, _level: u32, _positions: u64, _work: u64) {}
     /// `units` more units of the current level's work are done.
     fn advanced(&self, _units: u64) {}
+    /// `units` of the current level's work were done by an earlier run,
+    /// whose checkpoint the level resumed from: done, but not at the
+    /// current rate, so a display that estimates time left should not
+    /// count them as such. By default, they are [`BuildObserver::advanced`].
+    fn resumed(&self, units: u64) {
+        self.advanced(units);
+    }
     /// A level is done (built or reused).
     fn level_finished(&self, _report: &LevelReport) {}
 }
@@ -666,40 +673,27 @@ fn build_level<K: Solve>(
     let start = Instant::now();
     let checkpoints = checkpoints(options, dir);
     let advanced = |done| observer.advanced(done);
-    // Units the resumed level reports again, having reported them already.
-    let reported = AtomicU64::new(0);
+    // Units done in a first part, which the level then reports as resumed.
+    let first_part_done = AtomicU64::new(0);
     if let (Some(scratch), Some(alone)) = (release, &solver.alone) {
         let counted = |done| {
-            reported.fetch_add(done, Relaxed);
+            first_part_done.fetch_add(done, Relaxed);
             observer.advanced(done)
         };
-        (alone.first_part)(&level_job(
-            options,
-            n,
-            solved,
-            &counted,
-            checkpoints.as_ref(),
-        ))?;
+        let job = level_job(options, n, solved, (&counted, None), checkpoints.as_ref());
+        (alone.first_part)(&job)?;
         *solved = unreached_levels(n);
         scratch.clear()?;
     }
-    let not_reported_yet = |done: u64| {
-        let before = reported
-            .fetch_update(Relaxed, Relaxed, |r| Some(r.saturating_sub(done)))
-            .expect("always some");
-        observer.advanced(done.saturating_sub(before));
-    };
-    let progress: &(dyn Fn(u64) + Sync) = match release {
-        Some(_) => &not_reported_yet,
-        None => &advanced,
-    };
-    let solution = (solver.solve)(&level_job(
+    let resumed = |done: u64| observer.resumed(done.saturating_sub(first_part_done.load(Relaxed)));
+    let job = level_job(
         options,
         n,
         solved,
-        progress,
+        (&advanced, Some(&resumed)),
         checkpoints.as_ref(),
-    ))?;
+    );
+    let solution = (solver.solve)(&job)?;
     let (header, bytes) = store::<K>(options, dir, n, &solution)?;
     if let Some(c) = &checkpoints {
         c.remove(n);
@@ -709,12 +703,16 @@ fn build_level<K: Solve>(
     Ok((report, solution))
 }
 
-/// The job of solving level `n` from `lower`.
+/// Where a job's work units go ([`LevelJob::progress`]).
+type Progress<'a> = dyn Fn(u64) + Sync + 'a;
+
+/// The job of solving level `n` from `lower`, its work units and those
+/// done before it resumed reported to `progress` and `resumed`.
 fn level_job<'a, K: Solve>(
     options: &'a BuildOptions,
     n: u32,
     lower: &'a Levels<K>,
-    progress: &'a (dyn Fn(u64) + Sync),
+    (progress, resumed): (&'a Progress<'a>, Option<&'a Progress<'a>>),
     checkpoints: Option<&'a Checkpoints>,
 ) -> LevelJob<'a, K> {
     let rules = &options.rules;
@@ -723,6 +721,7 @@ fn level_job<'a, K: Solve>(
         level: n,
         lower,
         progress,
+        resumed,
         checkpoints,
         interrupt: options.interrupt.as_deref(),
         mark_exits: K::stored_encoding(rules, options.encoding) == Encoding::Compact,
@@ -813,6 +812,7 @@ pub fn solve_level<K: Solve>(
         level: n,
         lower,
         progress,
+        resumed: None,
         checkpoints: None,
         interrupt: None,
         mark_exits: false,

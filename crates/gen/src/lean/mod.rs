@@ -363,7 +363,7 @@ impl<K: LeanKind> Level<'_, K> {
         let done = |s: u32| count * (n - s) as u64 / n.max(1) as u64;
         if resumed {
             let next = n - progress.decisions.len() as u32;
-            (job.progress)(count + done(next));
+            job.report_resumed(count + done(next));
         }
         let mut last_saved = started;
         for s in (1..=n - progress.decisions.len() as u32).rev() {

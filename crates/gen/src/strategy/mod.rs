@@ -38,6 +38,11 @@ pub struct LevelJob<'a, K: Solve> {
     /// units, one per position for a first pass and the rest spread over
     /// the remaining work.
     pub progress: &'a (dyn Fn(u64) + Sync),
+    /// Receives the work units a level resumed from its checkpoint had
+    /// done before, which it does not redo ([`LevelJob::report_resumed`];
+    /// `None`: `progress` receives them), so that an ETA does not count
+    /// them as done at the current rate.
+    pub resumed: Option<&'a (dyn Fn(u64) + Sync)>,
     /// Where and how often to save the level's state, so that a killed
     /// build resumes inside the level (`None`: never).
     pub checkpoints: Option<&'a Checkpoints>,
@@ -55,6 +60,15 @@ impl<K: Solve> LevelJob<'_, K> {
     /// Whether the build has been asked to stop.
     pub fn interrupted(&self) -> bool {
         self.interrupt.is_some_and(|i| i.load(Relaxed))
+    }
+
+    /// Reports the work units a level resumed from its checkpoint had done
+    /// ([`LevelJob::resumed`]).
+    pub fn report_resumed(&self, units: u64) {
+        match self.resumed {
+            Some(resumed) => resumed(units),
+            None => (self.progress)(units),
+        }
     }
 
     /// Checks what every strategy relies on: the level is in range and the

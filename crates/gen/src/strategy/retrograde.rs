@@ -72,7 +72,7 @@ impl<E: Exchange> Strategy for Retrograde<E> {
             .and_then(|c| checkpoint::load::<K::State>(&c.path(n), n, count));
         let (state, first_threshold) = match saved {
             Some((state, next_threshold)) => {
-                (job.progress)(count + propagation_done(count, n, next_threshold));
+                job.report_resumed(count + propagation_done(count, n, next_threshold));
                 (state, next_threshold)
             }
             None => {

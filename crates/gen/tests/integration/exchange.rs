@@ -56,6 +56,7 @@ fn assert_sharded_equals_local<K: Solve>(rules: Rules, max: u32) {
             level: n,
             lower: &sharded,
             progress: &|_| {},
+            resumed: None,
             checkpoints: None,
             interrupt: None,
             mark_exits: false,

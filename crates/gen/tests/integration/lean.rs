@@ -217,12 +217,19 @@ struct StopInTopLevel {
     in_top: std::sync::atomic::AtomicBool,
     positions: std::sync::atomic::AtomicU64,
     done: std::sync::atomic::AtomicU64,
-    first_report: std::sync::Mutex<Option<u64>>,
+    /// Units reported as done by an earlier run.
+    resumed: std::sync::atomic::AtomicU64,
     scratch_at_start: std::sync::atomic::AtomicBool,
     scratch_after_forward: std::sync::atomic::AtomicBool,
 }
 
 impl mancala_gen::BuildObserver for StopInTopLevel {
+    fn resumed(&self, units: u64) {
+        self.resumed
+            .fetch_add(units, std::sync::atomic::Ordering::SeqCst);
+        self.advanced(units);
+    }
+
     fn level_started(&self, level: u32, positions: u64, _work: u64) {
         use std::sync::atomic::Ordering::SeqCst;
         if level == self.top {
@@ -237,7 +244,6 @@ impl mancala_gen::BuildObserver for StopInTopLevel {
         if !self.in_top.load(SeqCst) {
             return;
         }
-        self.first_report.lock().unwrap().get_or_insert(units);
         let positions = self.positions.load(SeqCst);
         let done = self.done.fetch_add(units, SeqCst) + units;
         if done > positions && done - units <= positions {
@@ -257,7 +263,7 @@ impl mancala_gen::BuildObserver for StopInTopLevel {
 #[test]
 fn a_resumed_top_level_holds_no_lower_level() {
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
-    use std::sync::{Arc, Mutex};
+    use std::sync::Arc;
     let oware = Rules::new(Variant::Oware, 6).unwrap();
     let top = 10;
     let reference = TempDir::new().unwrap();
@@ -278,7 +284,7 @@ fn a_resumed_top_level_holds_no_lower_level() {
         in_top: AtomicBool::new(false),
         positions: AtomicU64::new(0),
         done: AtomicU64::new(0),
-        first_report: Mutex::new(None),
+        resumed: AtomicU64::new(0),
         scratch_at_start: AtomicBool::new(false),
         scratch_after_forward: AtomicBool::new(false),
     };
@@ -305,7 +311,7 @@ fn a_resumed_top_level_holds_no_lower_level() {
     build(&options(&resumed), &resumed).unwrap();
     let positions = resumed.positions.load(SeqCst);
     assert!(
-        resumed.first_report.lock().unwrap().unwrap() > positions,
+        resumed.resumed.load(SeqCst) > positions,
         "did not resume past the forward pass"
     );
     assert!(
@@ -325,7 +331,7 @@ fn a_resumed_top_level_holds_no_lower_level() {
 #[test]
 fn a_last_level_lets_its_lower_levels_go_after_its_forward_pass() {
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
-    use std::sync::{Arc, Mutex};
+    use std::sync::Arc;
     let oware = Rules::new(Variant::Oware, 6).unwrap();
     let top = 10;
     let reference = TempDir::new().unwrap();
@@ -354,7 +360,7 @@ fn a_last_level_lets_its_lower_levels_go_after_its_forward_pass() {
         in_top: AtomicBool::new(false),
         positions: AtomicU64::new(0),
         done: AtomicU64::new(0),
-        first_report: Mutex::new(None),
+        resumed: AtomicU64::new(0),
         scratch_at_start: AtomicBool::new(false),
         scratch_after_forward: AtomicBool::new(true),
     };
@@ -404,6 +410,7 @@ fn a_lost_checkpoint_is_an_error() {
         level: 4,
         lower: &lower,
         progress: &|_| {},
+        resumed: None,
         checkpoints: Some(&checkpoints),
         interrupt: None,
         mark_exits: false,

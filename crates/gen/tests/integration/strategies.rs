@@ -22,6 +22,7 @@ fn solve_with<K: Solve>(strategy: &impl Strategy, rules: &Rules, max: u32) -> Ve
             progress: &|units| {
                 work.fetch_add(units, Relaxed);
             },
+            resumed: None,
             checkpoints: None,
             interrupt: None,
             mark_exits: false,
