@@ -549,7 +549,7 @@ pub(crate) fn survey<K: Solve>(
     options: &BuildOptions,
     dir: &Path,
 ) -> Result<Survey<K>, BuildError> {
-    let (present, last_to_build) = present_tables::<K>(options, dir)?;
+    let (present, last_to_build) = present_tables::<K>(options, dir, Vec::new())?;
     if last_to_build.is_none() {
         return Ok(Survey {
             present,
@@ -559,7 +559,10 @@ pub(crate) fn survey<K: Solve>(
     }
     let lock = lock::lock(dir, options.wait_for_lock)?;
     lock::sweep_temporaries(dir);
-    let (present, last_to_build) = present_tables::<K>(options, dir)?;
+    // What the first look found valid stays so while its file is the
+    // same: only a file changed since (by a build that held the lock)
+    // is checked again, not every table's whole-file CRC.
+    let (present, last_to_build) = present_tables::<K>(options, dir, present)?;
     Ok(Survey {
         present,
         last_to_build,
@@ -571,16 +574,24 @@ pub(crate) fn survey<K: Solve>(
 /// ([`BuildOptions::builds_level`]; none with `force`), and the last level
 /// that must be built, if any. Levels above it need
 /// not be read at all. A present level stored in another encoding or block
-/// size than the build's is an error: one set never mixes them.
+/// size than the build's is an error: one set never mixes them. A table
+/// of `known` (by level) whose file has not changed since it was opened
+/// is taken as it is, without checking it again.
 #[allow(clippy::type_complexity)]
 fn present_tables<K: Solve>(
     options: &BuildOptions,
     dir: &Path,
+    known: Vec<Option<Table<K>>>,
 ) -> Result<(Vec<Option<Table<K>>>, Option<usize>), BuildError> {
+    let mut known = known.into_iter();
     let present: Vec<Option<Table<K>>> = (0..=options.max_stones)
         .map(|n| {
+            let unchanged = known
+                .next()
+                .flatten()
+                .filter(|table| !table.changed_on_disk());
             (!options.force && options.builds_level(n))
-                .then(|| valid_table(&options.rules, dir, n))
+                .then(|| unchanged.or_else(|| valid_table(&options.rules, dir, n)))
                 .flatten()
         })
         .collect();
