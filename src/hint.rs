@@ -9,7 +9,7 @@ use std::error::Error as StdError;
 use std::path::Path;
 
 use mancala_core::{Cycles, LevelIndex, Rules, MAX_LEVEL};
-use mancala_format::FormatError;
+use mancala_format::{Encoding, FormatError};
 use mancala_gen::MemoryMode;
 
 use crate::args::{cycles_flag, rules_flags};
@@ -85,14 +85,14 @@ pub fn build_advice(rules: &Rules, cycles: Cycles, stones: u32, root: Option<&Pa
     let positions = LevelIndex::new(rules.pits(), stones).count();
     let mut memory_flag = "";
     if let Some(total) = machine::total_memory() {
-        match MemoryMode::within(total, cycles, positions) {
+        match MemoryMode::within(total, cycles, Encoding::Full, positions) {
             Some(MemoryMode::Fast) => {}
             Some(MemoryMode::Lean) => memory_flag = " --memory lean",
             None => {
                 return format!(
                     "building level {stones} of {} needs about {} of memory even with --memory lean, more than this machine's {}",
                     rules.id(),
-                    machine::gib(MemoryMode::Lean.solving_bytes(cycles, positions)),
+                    machine::gib(MemoryMode::Lean.solving_bytes(cycles, Encoding::Full, positions)),
                     machine::gib(total)
                 )
             }

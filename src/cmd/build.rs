@@ -184,7 +184,9 @@ fn memory_mode(asked: Option<MemoryMode>, options: &BuildOptions) -> MemoryMode 
         (Some(mode), _) => mode,
         (None, Some(budget)) => {
             let positions = LevelIndex::new(options.rules.pits(), options.max_stones).count();
-            MemoryMode::within(budget, options.cycles, positions).unwrap_or(MemoryMode::Lean)
+            let encoding = options.stored_encoding();
+            MemoryMode::within(budget, options.cycles, encoding, positions)
+                .unwrap_or(MemoryMode::Lean)
         }
         (None, None) => MemoryMode::Fast,
     }

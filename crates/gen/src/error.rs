@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use mancala_format::FormatError;
+use mancala_format::{Encoding, FormatError};
 
 use crate::pipeline::MemoryMode;
 
@@ -52,12 +52,14 @@ pub enum BuildError {
     #[error("build interrupted; the levels written so far are kept, and running the same build again resumes it")]
     Interrupted,
     /// The largest level does not fit in the memory budget.
-    #[error("level {level} needs about {} to solve with --memory {}, more than --max-memory {}{}", mib(*needed), memory.cli_name(), mib(*budget), match memory { MemoryMode::Fast => "; --memory lean takes much less", MemoryMode::Lean => "" })]
+    #[error("level {level} needs about {} to solve with --memory {}, more than --max-memory {}{}", mib(*needed), memory.cli_name(), mib(*budget), smaller(*memory, *encoding))]
     MemoryBudget {
         /// The largest level of the build.
         level: u32,
         /// The mode asked for.
         memory: MemoryMode,
+        /// The encoding its table is stored in.
+        encoding: Encoding,
         /// About the bytes it needs ([`MemoryMode::solving_bytes`]).
         needed: u64,
         /// The budget ([`crate::BuildOptions::max_memory`]).
@@ -103,6 +105,17 @@ pub enum BuildError {
         /// The underlying error.
         source: std::io::Error,
     },
+}
+
+/// What takes less memory than `memory` with tables stored in `encoding`.
+fn smaller(memory: MemoryMode, encoding: Encoding) -> &'static str {
+    match (memory, encoding) {
+        (MemoryMode::Fast, _) => "; --memory lean takes much less",
+        (MemoryMode::Lean, Encoding::Compact) => {
+            "; a compact table is written from a byte a position of values, marks and entries each, and --encoding full takes much less"
+        }
+        (MemoryMode::Lean, Encoding::Full) => "",
+    }
 }
 
 /// `bytes` in whole MiB, as the command line takes memory sizes.

@@ -119,6 +119,16 @@ impl BuildOptions {
             .unwrap_or_else(|| encoding.default_block_size())
     }
 
+    /// The encoding the build's tables are stored in: the one asked for
+    /// where it applies to the rule set, else the full encoding (which
+    /// forced tables always take).
+    pub fn stored_encoding(&self) -> Encoding {
+        match self.cycles {
+            Cycles::Even => Even::stored_encoding(&self.rules, self.encoding),
+            Cycles::Forced => Encoding::Full,
+        }
+    }
+
     /// Whether level `n` (at most `max_stones`) is one to build, or to
     /// reuse: every level, or with [`BuildOptions::top_only`] those the
     /// top level needs.
@@ -158,6 +168,7 @@ impl BuildOptions {
                 return Err(BuildError::MemoryBudget {
                     level: self.max_stones,
                     memory: self.memory,
+                    encoding: self.stored_encoding(),
                     needed,
                     budget,
                 });
@@ -170,7 +181,8 @@ impl BuildOptions {
     /// build's mode.
     pub fn solving_bytes(&self) -> u64 {
         let positions = LevelIndex::new(self.rules.pits(), self.max_stones).count();
-        self.memory.solving_bytes(self.cycles, positions)
+        self.memory
+            .solving_bytes(self.cycles, self.stored_encoding(), positions)
     }
 
     /// What of [`BuildOptions::max_memory`] is left for lower levels held
@@ -203,23 +215,34 @@ impl MemoryMode {
     /// position (fast: its value or bounds, and the work arrays beside
     /// them; lean: the nibble or byte) and a fixed part. An estimate to
     /// plan with, on the generous side of the summaries' anonymous peaks.
-    pub fn solving_bytes(self, cycles: Cycles, positions: u64) -> u64 {
+    ///
+    /// A level stored in the compact encoding (`encoding`, as stored) is
+    /// chosen from its values, its best exits' marks and its free entries,
+    /// a byte a position each, when it is written: more than a lean
+    /// level's state, so that is what such a level takes.
+    pub fn solving_bytes(self, cycles: Cycles, encoding: Encoding, positions: u64) -> u64 {
         // Eighths of a byte a position.
-        let eighths: u64 = match (self, cycles) {
-            (MemoryMode::Fast, Cycles::Even) => 48,
-            (MemoryMode::Fast, Cycles::Forced) => 80,
-            (MemoryMode::Lean, Cycles::Even) => 4,
-            (MemoryMode::Lean, Cycles::Forced) => 8,
+        let eighths: u64 = match (self, cycles, encoding) {
+            (MemoryMode::Fast, Cycles::Even, _) => 48,
+            (MemoryMode::Fast, Cycles::Forced, _) => 80,
+            (MemoryMode::Lean, Cycles::Even, Encoding::Compact) => 24,
+            (MemoryMode::Lean, Cycles::Even, Encoding::Full) => 4,
+            (MemoryMode::Lean, Cycles::Forced, _) => 8,
         };
         (positions.saturating_mul(eighths) / 8).saturating_add(SOLVING_FIXED_BYTES)
     }
 
     /// The fastest mode whose [`MemoryMode::solving_bytes`] for a level of
     /// `positions` positions fits in `budget`, if any.
-    pub fn within(budget: u64, cycles: Cycles, positions: u64) -> Option<MemoryMode> {
+    pub fn within(
+        budget: u64,
+        cycles: Cycles,
+        encoding: Encoding,
+        positions: u64,
+    ) -> Option<MemoryMode> {
         [MemoryMode::Fast, MemoryMode::Lean]
             .into_iter()
-            .find(|mode| mode.solving_bytes(cycles, positions) <= budget)
+            .find(|mode| mode.solving_bytes(cycles, encoding, positions) <= budget)
     }
 
     /// The mode's name on the command line.

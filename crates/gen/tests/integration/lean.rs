@@ -420,3 +420,33 @@ fn a_lost_checkpoint_is_an_error() {
         Err(BuildError::CheckpointLost { level: 4 })
     ));
 }
+
+/// A compact table is written from a byte a position of values, marks and
+/// entries each, which a lean level's budget must hold: with room for the
+/// lean state alone, a compact build is refused before it starts, with a
+/// pointer to the full encoding, and a full one is not.
+#[test]
+fn a_compact_lean_build_counts_what_its_table_is_written_from() {
+    let oware = Rules::new(Variant::Oware, 6).unwrap();
+    let dir = TempDir::new().unwrap();
+    let lean = |encoding| BuildOptions {
+        memory: MemoryMode::Lean,
+        encoding,
+        ..BuildOptions::new(dir.path(), oware, 20)
+    };
+    let (full, compact) = (lean(Encoding::Full), lean(Encoding::Compact));
+    assert_eq!(compact.stored_encoding(), Encoding::Compact);
+    assert!(compact.solving_bytes() > full.solving_bytes());
+    let budget = Some(full.solving_bytes());
+    let within = |options: BuildOptions| BuildOptions {
+        max_memory: budget,
+        ..options
+    };
+    within(full).validate().unwrap();
+    let err = within(compact).validate().unwrap_err();
+    assert!(
+        matches!(err, mancala_gen::BuildError::MemoryBudget { .. })
+            && err.to_string().contains("--encoding full takes much less"),
+        "{err}"
+    );
+}
