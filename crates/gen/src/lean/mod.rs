@@ -360,7 +360,7 @@ impl<K: LeanKind> Level<'_, K> {
         let n = job.level;
         let count = self.index.count();
         let started = Instant::now();
-        let done = |s: u32| count * (n - s) as u64 / n.max(1) as u64;
+        let done = threshold_progress::<K>(n, count, &progress.exits);
         if resumed {
             let next = n - progress.decisions.len() as u32;
             job.report_resumed(count + done(next));
@@ -628,6 +628,23 @@ impl<K: LeanKind> Level<'_, K> {
             mapped,
             exit_best,
         })
+    }
+}
+
+/// The work units (of `count`, the thresholds' share of a level of
+/// `count` positions) done once thresholds `n, n − 1, …, s + 1` are: each
+/// threshold weighs as much as the exit lists it seeds from hold. Most
+/// positions are worth little, so the low thresholds, which come last,
+/// take most of the time: an even split of the units would tell an ETA
+/// that the level is nearly done when most of its work is ahead.
+fn threshold_progress<K: LeanKind>(n: u32, count: u64, exits: &[List]) -> impl Fn(u32) -> u64 {
+    let weights: Vec<u64> = (1..=n)
+        .map(|s| 1 + exits[K::eligible_at(n, s)].len + exits[K::first_seeds(n, s)].len)
+        .collect();
+    let total: u64 = weights.iter().sum();
+    move |s: u32| {
+        let done: u64 = weights[s as usize..].iter().sum();
+        (count as u128 * done as u128 / total.max(1) as u128) as u64
     }
 }
 
