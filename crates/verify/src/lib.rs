@@ -20,7 +20,7 @@
 
 use std::path::Path;
 
-use mancala_core::{Bounds, LevelIndex, Position, Rules, Successors};
+use mancala_core::{Bounds, LevelIndex, Move, Position, Rules, Successors, MAX_PITS};
 use mancala_format::{
     dir_name, histogram, level_path, levels_available, tables_dir, Even, Forced, FormatError,
     Levels, Scratch, Table, TableId, TableKind, MAPPED_MIN_POSITIONS,
@@ -53,41 +53,47 @@ impl<K: TableKind> LevelCheck<K> {
 
 /// A kind of table as the verifier recomputes it.
 pub trait Recompute: TableKind {
-    /// The entry of `pos` by the one-ply formula, its children's entries
-    /// read from `levels`, or its terminal value.
-    fn recompute(rules: &Rules, pos: &Position, levels: &Levels<Self>) -> Self::Entry;
+    /// The entry of a position with `moves`, whose children hold
+    /// `children` (in the same order), by the one-ply formula.
+    fn from_children(moves: &[Move], children: &[Self::Entry]) -> Self::Entry;
+
+    /// The entry of a terminal position of `stones` stones worth `value`
+    /// to the mover.
+    fn terminal(stones: u32, value: i32) -> Self::Entry;
 }
 
 impl Recompute for Even {
     /// The best move's value.
-    fn recompute(rules: &Rules, pos: &Position, levels: &Levels<Even>) -> i8 {
-        let value = match rules.successors(pos) {
-            Successors::Terminal(v) => v,
-            Successors::Moves(moves) => moves
-                .iter()
-                .map(|m| m.value_given_child(levels.value(&m.child)))
-                .max()
-                .expect("a non-terminal position has a move"),
-        };
+    fn from_children(moves: &[Move], children: &[i8]) -> i8 {
+        moves
+            .iter()
+            .zip(children)
+            .map(|(m, &child)| m.value_given_child(child.into()))
+            .max()
+            .expect("a non-terminal position has a move") as i8
+    }
+
+    fn terminal(_stones: u32, value: i32) -> i8 {
         value as i8
     }
 }
 
 impl Recompute for Forced {
-    /// The best move for the mover, the worst for the opponent, or the
-    /// terminal split.
-    fn recompute(rules: &Rules, pos: &Position, levels: &Levels<Forced>) -> Bounds {
-        match rules.successors(pos) {
-            Successors::Terminal(v) => Bounds::terminal(pos.stones(), v),
-            Successors::Moves(moves) => moves
-                .iter()
-                .map(|m| Bounds::after_move(m, levels.entry(&m.child)))
-                .reduce(|a, b| Bounds {
-                    mover: a.mover.max(b.mover),
-                    opponent: a.opponent.min(b.opponent),
-                })
-                .expect("a non-terminal position has a move"),
-        }
+    /// The best move for the mover, the worst for the opponent.
+    fn from_children(moves: &[Move], children: &[Bounds]) -> Bounds {
+        moves
+            .iter()
+            .zip(children)
+            .map(|(m, &child)| Bounds::after_move(m, child))
+            .reduce(|a, b| Bounds {
+                mover: a.mover.max(b.mover),
+                opponent: a.opponent.min(b.opponent),
+            })
+            .expect("a non-terminal position has a move")
+    }
+
+    fn terminal(stones: u32, value: i32) -> Bounds {
+        Bounds::terminal(stones, value)
     }
 }
 
@@ -177,9 +183,7 @@ pub fn check_level<K: Recompute>(
     histogram_ok: bool,
 ) -> LevelCheck<K> {
     let index = LevelIndex::new(rules.pits(), n);
-    let (mismatches, first_mismatch) = mismatches(&index, |pos| {
-        (levels.entry(pos), K::recompute(rules, pos, levels))
-    });
+    let (mismatches, first_mismatch) = mismatches(rules, &index, levels);
     LevelCheck {
         level: n,
         positions: index.count(),
@@ -190,13 +194,32 @@ pub fn check_level<K: Recompute>(
     }
 }
 
-/// Compares `(stored, recomputed) = pair(position)` over every position of
-/// a level, in parallel: the number that differ and the first one found.
-fn mismatches<T: PartialEq + Send>(
+/// Positions whose lookups are issued together: their children's entries
+/// are located and prefetched before any is read, so that the misses of a
+/// batch's random reads overlap rather than add up.
+const BATCH: usize = 16;
+
+/// A position of a batch: its moves and where its children's entries are,
+/// or its terminal value.
+struct Looked {
+    pos: Position,
+    at: u64,
+    successors: Successors,
+    children: [(u32, u64); MAX_PITS],
+}
+
+/// A position, its stored entry and its recomputed one.
+type Mismatch<K> = (Position, <K as TableKind>::Entry, <K as TableKind>::Entry);
+
+/// Compares the stored and recomputed entries of every position of a
+/// level, in parallel: the number that differ and the first one found.
+fn mismatches<K: Recompute>(
+    rules: &Rules,
     index: &LevelIndex,
-    pair: impl Fn(&Position) -> (T, T) + Sync,
-) -> (u64, Option<(Position, T, T)>) {
+    levels: &Levels<K>,
+) -> (u64, Option<Mismatch<K>>) {
     const CHUNK: u64 = 1 << 14;
+    let n = index.stones();
     let chunks = index.count().div_ceil(CHUNK);
     (0..chunks)
         .into_par_iter()
@@ -204,11 +227,43 @@ fn mismatches<T: PartialEq + Send>(
             let first = chunk * CHUNK;
             let mut bad = (0u64, None);
             let count = CHUNK.min(index.count() - first) as usize;
-            for pos in index.positions_from(first).take(count) {
-                let (stored, expected) = pair(&pos);
-                if stored != expected {
-                    bad.0 += 1;
-                    bad.1.get_or_insert((pos, stored, expected));
+            let mut looked: Vec<Looked> = Vec::with_capacity(BATCH);
+            let mut positions = index.positions_from(first).take(count).peekable();
+            while positions.peek().is_some() {
+                looked.clear();
+                looked.extend(positions.by_ref().take(BATCH).map(|pos| {
+                    let successors = rules.successors(&pos);
+                    let mut children = [(0, 0); MAX_PITS];
+                    if let Successors::Moves(moves) = &successors {
+                        for (slot, m) in children.iter_mut().zip(moves.iter()) {
+                            let stones = m.child.stones();
+                            *slot = (stones, levels.locate_prefetched(stones, &m.child));
+                        }
+                    }
+                    let at = levels.locate_prefetched(n, &pos);
+                    Looked {
+                        pos,
+                        at,
+                        successors,
+                        children,
+                    }
+                }));
+                for l in &looked {
+                    let expected = match &l.successors {
+                        Successors::Terminal(value) => K::terminal(n, *value),
+                        Successors::Moves(moves) => {
+                            let mut entries = [K::terminal(0, 0); MAX_PITS];
+                            for (entry, &(stones, at)) in entries.iter_mut().zip(&l.children) {
+                                *entry = levels.entry_at(stones, at);
+                            }
+                            K::from_children(moves, &entries[..moves.len()])
+                        }
+                    };
+                    let stored = levels.entry_at(n, l.at);
+                    if stored != expected {
+                        bad.0 += 1;
+                        bad.1.get_or_insert((l.pos, stored, expected));
+                    }
                 }
             }
             bad
