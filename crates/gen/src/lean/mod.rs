@@ -175,7 +175,10 @@ impl Lean {
         let count = index.count() as usize;
         let dir = self.level_dir(n);
         let (state, progress, resumed) = match saved {
-            Some((state, progress)) => (K::Lean::from_bytes(state, count), progress, true),
+            Some((state, progress)) => {
+                remove_frontiers(&dir);
+                (K::Lean::from_bytes(state, count), progress, true)
+            }
             None => {
                 recreate(&dir)?;
                 let (state, exits) = forward::pass(job, &index, &dir)?;
@@ -645,6 +648,20 @@ fn threshold_progress<K: LeanKind>(n: u32, count: u64, exits: &[List]) -> impl F
     move |s: u32| {
         let done: u64 = weights[s as usize..].iter().sum();
         (count as u128 * done as u128 / total.max(1) as u128) as u64
+    }
+}
+
+/// Removes the spilled frontiers a killed run left in the level's list
+/// directory `dir`: a checkpoint is taken between thresholds, when no
+/// frontier is live, so none of them is read again.
+fn remove_frontiers(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().starts_with("frontier-") {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
 }
 

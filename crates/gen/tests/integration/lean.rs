@@ -221,6 +221,10 @@ struct StopInTopLevel {
     resumed: std::sync::atomic::AtomicU64,
     scratch_at_start: std::sync::atomic::AtomicBool,
     scratch_after_forward: std::sync::atomic::AtomicBool,
+    /// A file a killed run's frontier left, if one is planted, and whether
+    /// it was still there as the top level advanced.
+    stale_frontier: Option<std::path::PathBuf>,
+    stale_frontier_seen: std::sync::atomic::AtomicBool,
 }
 
 impl mancala_gen::BuildObserver for StopInTopLevel {
@@ -246,6 +250,9 @@ impl mancala_gen::BuildObserver for StopInTopLevel {
         }
         let positions = self.positions.load(SeqCst);
         let done = self.done.fetch_add(units, SeqCst) + units;
+        if self.stale_frontier.as_ref().is_some_and(|f| f.exists()) {
+            self.stale_frontier_seen.store(true, SeqCst);
+        }
         if done > positions && done - units <= positions {
             self.scratch_after_forward
                 .store(self.scratch.exists(), SeqCst);
@@ -276,9 +283,14 @@ fn a_resumed_top_level_holds_no_lower_level() {
     );
     let root = TempDir::new().unwrap();
     let dir = tables_dir(root.path(), &oware, Cycles::Even);
+    let stale = dir
+        .join(LEAN_DIR)
+        .join(format!("level-{top:03}/frontier-999"));
     let observer = |stops| StopInTopLevel {
         top,
         stops,
+        stale_frontier: Some(stale.clone()),
+        stale_frontier_seen: AtomicBool::new(false),
         scratch: dir.join(mancala_gen::SCRATCH_DIR),
         interrupt: Arc::new(AtomicBool::new(false)),
         in_top: AtomicBool::new(false),
@@ -307,6 +319,7 @@ fn a_resumed_top_level_holds_no_lower_level() {
         "lower levels not held"
     );
 
+    fs::write(&stale, b"left by a killed run").unwrap();
     let resumed = observer(false);
     build(&options(&resumed), &resumed).unwrap();
     let positions = resumed.positions.load(SeqCst);
@@ -317,6 +330,10 @@ fn a_resumed_top_level_holds_no_lower_level() {
     assert!(
         !resumed.scratch_at_start.load(SeqCst),
         "lower levels held for a level resumed past its forward pass"
+    );
+    assert!(
+        !resumed.stale_frontier_seen.load(SeqCst),
+        "a killed run's frontier was kept"
     );
     assert!(
         files(&dir) == files(&tables_dir(reference.path(), &oware, Cycles::Even)),
@@ -363,6 +380,8 @@ fn a_last_level_lets_its_lower_levels_go_after_its_forward_pass() {
         resumed: AtomicU64::new(0),
         scratch_at_start: AtomicBool::new(false),
         scratch_after_forward: AtomicBool::new(true),
+        stale_frontier: None,
+        stale_frontier_seen: AtomicBool::new(false),
     };
     build(&options(top, observer.interrupt.clone()), &observer).unwrap();
     assert!(
