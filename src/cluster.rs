@@ -41,6 +41,12 @@ impl Job {
         }
     }
 
+    /// Whether this process builds alone, not as a rank of a job (whose
+    /// signals `mpirun` handles).
+    pub fn is_alone(&self) -> bool {
+        matches!(self, Job::Alone)
+    }
+
     /// Whether this process prints the build's progress and summary: the
     /// only process, or rank 0.
     pub fn leads(&self) -> bool {

@@ -2,8 +2,8 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -156,6 +156,9 @@ pub fn run(args: BuildArgs) -> Result<bool> {
     let start = Instant::now();
     let progress =
         Progress::new().with_lines((!args.progress_every.is_zero()).then_some(args.progress_every));
+    if job.is_alone() {
+        options.interrupt = Some(stop_on_signal()?);
+    }
     let (reports, rank_lines) = job.build(&options, &progress)?;
     progress.finish();
     if !leads {
@@ -174,6 +177,26 @@ pub fn run(args: BuildArgs) -> Result<bool> {
         write_profile(&profile, &title, &reports)?;
     }
     Ok(true)
+}
+
+/// A flag that Ctrl-C (or SIGTERM, SIGHUP) sets, so that the build stops
+/// at its next check, between two thresholds, saving a checkpoint that a
+/// rerun resumes from; a second signal ends the process at once.
+fn stop_on_signal() -> Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    ctrlc::set_handler(move || {
+        if flag.swap(true, Relaxed) {
+            std::process::exit(130);
+        }
+        // Best effort: a closed stderr loses the line.
+        let _ = writeln!(
+            std::io::stderr(),
+            "stopping at the next checkpoint (a signal again stops at once)"
+        );
+    })
+    .context("cannot handle Ctrl-C")?;
+    Ok(stop)
 }
 
 /// The mode asked for; without one, the fastest whose largest level fits

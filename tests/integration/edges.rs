@@ -406,3 +406,75 @@ fn small_reports_say_what_they_mean() {
     assert!(level0.split_whitespace().nth(3) == Some("-"), "{level0}");
     drop(dir);
 }
+
+/// Ctrl-C stops a build at its next check with a one-line error and a
+/// non-zero exit, leaving no file of the level it was solving that looks
+/// complete; the same build run again ends with a clean build's files.
+#[test]
+fn an_interrupted_build_stops_cleanly_and_resumes() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let clean = tempfile::TempDir::new().unwrap();
+    let top = "13";
+    let args = |dir: &Path| {
+        vec![
+            "build".to_string(),
+            "--stones".to_string(),
+            top.to_string(),
+            "--memory".to_string(),
+            "lean".to_string(),
+            "--progress-every".to_string(),
+            "0.000001".to_string(),
+            "--dir".to_string(),
+            dir.to_str().unwrap().to_string(),
+        ]
+    };
+    let out = crate::binary().args(args(clean.path())).output().unwrap();
+    assert_clean_exit(&out, 0, "a clean build");
+
+    let dir = tempfile::TempDir::new().unwrap();
+    let mut child = crate::binary()
+        .args(args(dir.path()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while stderr.read_line(&mut line).unwrap() > 0 && !line.contains("level  12") {
+        line.clear();
+    }
+    let pid = child.id().to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "{rest}");
+    assert!(rest.contains("build interrupted"), "{rest}");
+
+    let oware = mancala_core::Rules::new(mancala_core::Variant::Oware, 6).unwrap();
+    let ours = tables_dir(dir.path(), &oware, Cycles::Even);
+    let theirs = tables_dir(clean.path(), &oware, Cycles::Even);
+    for n in 0..=13 {
+        let name = level_file_name(n);
+        if let Ok(bytes) = fs::read(ours.join(&name)) {
+            assert!(
+                bytes == fs::read(theirs.join(&name)).unwrap(),
+                "{name} is there but not the clean build's"
+            );
+        }
+    }
+    let out = crate::binary().args(args(dir.path())).output().unwrap();
+    assert_clean_exit(&out, 0, "the resumed build");
+    for n in 0..=13 {
+        let name = level_file_name(n);
+        assert!(
+            fs::read(ours.join(&name)).unwrap() == fs::read(theirs.join(&name)).unwrap(),
+            "{name} differs from the clean build's"
+        );
+    }
+}
