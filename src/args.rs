@@ -9,6 +9,31 @@ use mancala_gen::MemoryMode;
 
 use crate::machine;
 
+/// `--progress-every`: how a long command (`build`, `verify`) tells its
+/// progress when no one watches its terminal.
+#[derive(Args)]
+pub struct ProgressArgs {
+    /// When stderr is not a terminal (a long run in the background, its
+    /// output in a log), write a progress line there this often: the share
+    /// of the level and of the whole run done, with their ETAs (seconds;
+    /// 0 = never).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value = "60",
+        value_parser = parse_interval,
+        allow_negative_numbers = true
+    )]
+    progress_every: Duration,
+}
+
+impl ProgressArgs {
+    /// How often to write a progress line, if ever.
+    pub fn every(&self) -> Option<Duration> {
+        (!self.progress_every.is_zero()).then_some(self.progress_every)
+    }
+}
+
 /// `--rules`, `--pits`, `--empty-capture`: the rule set.
 #[derive(Args, Clone)]
 pub struct RulesArgs {

@@ -14,7 +14,7 @@ use mancala_format::Encoding;
 use mancala_gen::{BuildObserver, BuildOptions, LevelReport, MemoryMode};
 
 use crate::args::{
-    parse_cycles, parse_encoding, parse_interval, parse_memory, parse_mib, parse_threads, RulesArgs,
+    parse_cycles, parse_encoding, parse_memory, parse_mib, parse_threads, ProgressArgs, RulesArgs,
 };
 use crate::cluster::Job;
 use crate::levels::level_ranges;
@@ -90,18 +90,8 @@ pub struct BuildArgs {
     /// wall seconds, positions per second and resident peak per level.
     #[arg(long, value_name = "FILE.svg")]
     profile: Option<PathBuf>,
-    /// When stderr is not a terminal (a build in the background, its
-    /// output in a log), write a progress line there this often: the share
-    /// of the level and of the whole build done, with their ETAs (seconds;
-    /// 0 = never).
-    #[arg(
-        long,
-        value_name = "SECONDS",
-        default_value = "60",
-        value_parser = parse_interval,
-        allow_negative_numbers = true
-    )]
-    progress_every: Duration,
+    #[command(flatten)]
+    progress: ProgressArgs,
 }
 
 pub(crate) const SUMMARY_HEADER: &str = "level      positions   seconds   positions/s         bytes  bits/pos          won        drawn         lost   peak RSS  anon peak       read    written";
@@ -154,8 +144,7 @@ pub fn run(args: BuildArgs) -> Result<bool> {
         }
     }
     let start = Instant::now();
-    let progress =
-        Progress::new().with_lines((!args.progress_every.is_zero()).then_some(args.progress_every));
+    let progress = Progress::new().with_lines(args.progress.every());
     if job.is_alone() {
         options.interrupt = Some(stop_on_signal()?);
     }
@@ -390,6 +379,16 @@ impl Progress {
         let _ = writeln!(std::io::stderr(), "progress: {}", parts.join("; "));
     }
 
+    /// Writes `lines` to stdout with the bars out of the way, after the
+    /// level's bar is taken off (best effort: a closed stdout only loses
+    /// the lines, the work goes on).
+    pub(crate) fn print(&self, lines: &str) {
+        self.clear(&self.level);
+        self.bars.suspend(|| {
+            let _ = writeln!(std::io::stdout(), "{lines}");
+        });
+    }
+
     /// Takes the bars off the terminal.
     pub(crate) fn finish(&self) {
         self.clear(&self.level);
@@ -467,13 +466,21 @@ impl BuildObserver for Progress {
     }
 
     fn level_finished(&self, report: &LevelReport) {
-        self.clear(&self.level);
-        // On stdout, with the bars out of the way while it is written; best
-        // effort: a closed stdout only loses the row, the build goes on.
-        let row = summary_row(report);
-        self.bars.suspend(|| {
-            let _ = writeln!(std::io::stdout(), "{row}");
-        });
+        self.print(&summary_row(report));
+    }
+}
+
+impl mancala_verify::Progress for Progress {
+    fn started(&self, positions: u64) {
+        BuildObserver::build_started(self, positions);
+    }
+
+    fn level_started(&self, level: u32, positions: u64) {
+        BuildObserver::level_started(self, level, positions, positions);
+    }
+
+    fn advanced(&self, positions: u64) {
+        BuildObserver::advanced(self, positions);
     }
 }
 

@@ -1,15 +1,14 @@
 //! `mancala-tb verify`: checksums, and every stored value recomputed.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use mancala_core::{Cycles, Rules, Variant};
 use mancala_format::{dir_name, level_files, rule_sets, tables_dir, Even, Forced};
-use mancala_verify::{verify, LevelCheck, Recompute};
+use mancala_verify::{verify_with, LevelCheck, Recompute, VerifyOptions};
 
-use crate::args::{parse_variant, Format};
+use crate::args::{parse_mib, parse_variant, Format, ProgressArgs};
 use crate::cmd::build::Progress;
 use crate::levels::level_ranges;
 
@@ -25,11 +24,21 @@ pub struct VerifyArgs {
     /// loaded and their checksums checked): resumes a long verification.
     #[arg(long, default_value_t = 0)]
     from: u32,
+    /// Up to this level only (default: the highest level present).
+    #[arg(long)]
+    to: Option<u32>,
     /// Where levels too large for memory are held as mapped files (default:
     /// the system's temporary directory); the tables themselves are only
     /// read, so they may be read-only.
     #[arg(long)]
     scratch: Option<PathBuf>,
+    /// About how much memory the decoded levels may take, in MiB: they are
+    /// held in memory while they fit, smallest first, rather than as
+    /// scratch files on disk (default: only levels under 64 Mi positions).
+    #[arg(long, value_name = "MIB", value_parser = parse_mib)]
+    max_memory: Option<usize>,
+    #[command(flatten)]
+    progress: ProgressArgs,
     /// Compare the tables value by value with another program's instead:
     /// `--against vu DIR` compares the awari tables with the VU Awari
     /// database's `scores.N` files in DIR.
@@ -81,9 +90,15 @@ pub fn run(args: VerifyArgs) -> Result<bool> {
 /// every level was checked. A level no file above needs (the one a
 /// `--top-only` build skips) is not missing.
 fn verify_kind<K: Recompute>(args: &VerifyArgs, rules: &Rules, name: &str) -> Result<bool> {
-    let files = level_files(&tables_dir(&args.dir, rules, K::CYCLES))?;
+    let files: Vec<u32> = level_files(&tables_dir(&args.dir, rules, K::CYCLES))?
+        .into_iter()
+        .filter(|&n| args.to.is_none_or(|to| n <= to))
+        .collect();
     let Some(&top) = files.last() else {
-        out!("{name}: FAILED: no level files");
+        match args.to {
+            Some(to) => out!("{name}: FAILED: no level files up to level {to}"),
+            None => out!("{name}: FAILED: no level files"),
+        }
         return Ok(false);
     };
     let missing: Vec<u32> = (0..top)
@@ -112,10 +127,18 @@ fn verify_kind<K: Recompute>(args: &VerifyArgs, rules: &Rules, name: &str) -> Re
         }
         return Ok(false);
     };
-    let scratch = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
-    let checks = verify::<K>(&args.dir, rules, args.from, Some(last), &scratch, |c| {
-        report_check(name, c)
-    })?;
+    let options = VerifyOptions {
+        from: args.from,
+        to: Some(last),
+        memory: args.max_memory.map(|bytes| bytes as u64),
+        ..VerifyOptions::new(args.scratch.clone().unwrap_or_else(std::env::temp_dir))
+    };
+    let progress = Progress::new().with_lines(args.progress.every());
+    let checks = verify_with::<K>(&args.dir, rules, &options, &progress, |c| {
+        progress.print(&check_lines(name, c))
+    });
+    progress.finish();
+    let checks = checks?;
     Ok(missing.is_empty() && checks.iter().all(LevelCheck::ok))
 }
 
@@ -189,9 +212,8 @@ fn against_other(args: &VerifyArgs, against: &[String]) -> Result<bool> {
     Ok(agree)
 }
 
-/// Prints one verified level (best effort: a closed stdout only loses the
-/// report, the exit status still tells).
-fn report_check<K: Recompute>(name: &str, c: &LevelCheck<K>) {
+/// The lines that report one verified level.
+fn check_lines<K: Recompute>(name: &str, c: &LevelCheck<K>) -> String {
     let status = if c.ok() {
         "ok".to_string()
     } else {
@@ -203,19 +225,15 @@ fn report_check<K: Recompute>(name: &str, c: &LevelCheck<K>) {
             100.0 * e as f64 / c.positions as f64
         )
     });
-    let mut out = std::io::stdout();
-    let _ = writeln!(
-        out,
+    let mut lines = format!(
         "{name} level {:>3}: {:>14} positions {status}{exact}",
         c.level, c.positions
     );
     if let Some((pos, stored, expected)) = &c.first_mismatch {
-        let _ = writeln!(
-            out,
-            "    first mismatch: {pos} stored {stored}, recomputed {expected}"
-        );
+        lines += &format!("\n    first mismatch: {pos} stored {stored}, recomputed {expected}");
     }
     if !c.histogram_ok {
-        let _ = writeln!(out, "    the header's histogram does not match the values");
+        lines += "\n    the header's histogram does not match the values";
     }
+    lines
 }

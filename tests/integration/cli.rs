@@ -197,6 +197,50 @@ fn a_build_without_a_terminal_writes_progress_lines() {
     );
 }
 
+/// `verify --from A --to B` recomputes levels A..=B only, and tells its
+/// progress in lines like a build's when stderr is not a terminal.
+#[test]
+fn verify_checks_the_levels_asked_for_and_tells_its_progress() {
+    let (_dir, path) = built(8);
+    let out = mancala_tb(&[
+        "verify",
+        "--dir",
+        &path,
+        "--from",
+        "3",
+        "--to",
+        "6",
+        "--max-memory",
+        "64",
+        "--progress-every",
+        "0.000001",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let checked: Vec<&str> = text.lines().filter(|l| l.contains(" level ")).collect();
+    assert_eq!(checked.len(), 4, "{text}");
+    for (line, n) in checked.iter().zip(3..) {
+        assert!(
+            line.contains(&format!("level {n:>3}:")) && line.ends_with(" ok"),
+            "{text}"
+        );
+    }
+    assert!(text.contains("all tables ok"), "{text}");
+    let err = stderr(&out);
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("progress: level") && l.contains("; all levels ")),
+        "no progress line: {err:?}"
+    );
+    let out = mancala_tb(&["verify", "--dir", &path, "--from", "7", "--to", "6"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("nothing to verify from level 7"),
+        "{}",
+        stdout(&out)
+    );
+}
+
 #[test]
 fn query_shows_the_board_value_and_moves() {
     let (dir, path) = built(10);

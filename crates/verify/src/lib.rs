@@ -18,7 +18,7 @@
 
 #![warn(missing_docs)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use mancala_core::{Bounds, LevelIndex, Move, Position, Rules, Successors, MAX_PITS};
 use mancala_format::{
@@ -97,16 +97,65 @@ impl Recompute for Forced {
     }
 }
 
+/// What a verification recomputes, and where it holds the levels it reads.
+#[derive(Clone, Debug)]
+pub struct VerifyOptions {
+    /// Recompute from this level up only; the levels below are loaded
+    /// (their checksums are checked) but not recomputed: this resumes a
+    /// long verification.
+    pub from: u32,
+    /// Up to this level (default: the last one available).
+    pub to: Option<u32>,
+    /// Where levels held as mapped files go, in a directory of their own
+    /// (so the tables may be read-only), created only if needed and
+    /// removed at the end.
+    pub scratch: PathBuf,
+    /// Bytes of decoded levels to hold in memory, smallest first, rather
+    /// than as mapped files: a machine with room spares its disk the
+    /// scratch files (default: only the levels under
+    /// `mapped_min_positions`).
+    pub memory: Option<u64>,
+    /// Levels of at least this many positions are held as mapped files
+    /// unless `memory` has room for them (default
+    /// [`MAPPED_MIN_POSITIONS`]; tests lower it to take the large levels'
+    /// path on small ones).
+    pub mapped_min_positions: u64,
+}
+
+impl VerifyOptions {
+    /// Every level, with scratch files in `scratch` and the default memory.
+    pub fn new(scratch: impl Into<PathBuf>) -> VerifyOptions {
+        VerifyOptions {
+            from: 0,
+            to: None,
+            scratch: scratch.into(),
+            memory: None,
+            mapped_min_positions: MAPPED_MIN_POSITIONS,
+        }
+    }
+}
+
+/// What a long verification tells as it goes (all optional).
+pub trait Progress: Sync {
+    /// The levels to recompute hold `positions` positions in all.
+    fn started(&self, _positions: u64) {}
+
+    /// Level `level`, of `positions` positions, is being recomputed.
+    fn level_started(&self, _level: u32, _positions: u64) {}
+
+    /// `positions` more positions of the level are recomputed.
+    fn advanced(&self, _positions: u64) {}
+}
+
+/// Progress that tells nothing.
+pub struct Quiet;
+
+impl Progress for Quiet {}
+
 /// Verifies levels `from..=max` of the tables of kind `K` of `rules` under
 /// `root` (up to the last level available if `max` is `None`), calling
-/// `report` after each one. A level missing that no level above it up to
-/// `max` needs (`Rules::levels_needed`), such as the level a `--top-only`
-/// build skips, is passed over. The levels below `from` are loaded (their
-/// checksums are checked) but not recomputed: this resumes a long
-/// verification. Levels too large to hold in memory are held as mapped
-/// files, flipped, in a directory of their own under `scratch` (so the
-/// tables may be read-only), created only if needed and removed at the end. Stops at
-/// the first file that is missing, fails its checksums or does not decode.
+/// `report` after each one, with scratch files in `scratch`:
+/// [`verify_with`] with [`VerifyOptions::new`].
 pub fn verify<K: Recompute>(
     root: &Path,
     rules: &Rules,
@@ -115,28 +164,31 @@ pub fn verify<K: Recompute>(
     scratch: &Path,
     report: impl FnMut(&LevelCheck<K>),
 ) -> Result<Vec<LevelCheck<K>>, FormatError> {
-    verify_mapping(
-        root,
-        rules,
-        (from, max),
-        scratch,
-        MAPPED_MIN_POSITIONS,
-        report,
-    )
+    let options = VerifyOptions {
+        from,
+        to: max,
+        ..VerifyOptions::new(scratch)
+    };
+    verify_with(root, rules, &options, &Quiet, report)
 }
 
-/// [`verify`] of levels `from..=max`, holding the levels of at least
-/// `mapped_min_positions` positions as mapped scratch files: what lets
-/// tests take the path large levels take on small ones.
-pub fn verify_mapping<K: Recompute>(
+/// Verifies the levels `options` selects of the tables of kind `K` of
+/// `rules` under `root`, telling `progress` as it goes and calling
+/// `report` after each level. A level missing that no level above it up to
+/// the last one needs (`Rules::levels_needed`), such as the level a
+/// `--top-only` build skips, is passed over. Levels held neither in memory
+/// nor under the mapping threshold are held as mapped files, flipped.
+/// Stops at the first file that is missing, fails its checksums or does
+/// not decode.
+pub fn verify_with<K: Recompute>(
     root: &Path,
     rules: &Rules,
-    (from, max): (u32, Option<u32>),
-    scratch: &Path,
-    mapped_min_positions: u64,
+    options: &VerifyOptions,
+    progress: &dyn Progress,
     mut report: impl FnMut(&LevelCheck<K>),
 ) -> Result<Vec<LevelCheck<K>>, FormatError> {
     let dir = tables_dir(root, rules, K::CYCLES);
+    let max = options.to;
     let available = levels_available(&dir, rules, max.unwrap_or(mancala_core::MAX_LEVEL));
     let last = max.unwrap_or_else(|| available.last().copied().unwrap_or(0));
     let name = format!(
@@ -147,12 +199,25 @@ pub fn verify_mapping<K: Recompute>(
     // Held flipped: a pass over a level in rank order then reads the lower
     // levels its captures reach nearly in sequence (`Order::Flipped`), so a
     // level too large for the page cache is not read at random from disk.
-    let scratch = Scratch::new(scratch.join(name), mapped_min_positions).flipped(rules.pits());
+    let mut scratch = Scratch::new(options.scratch.join(name), options.mapped_min_positions)
+        .flipped(rules.pits());
+    if let Some(bytes) = options.memory {
+        scratch = scratch.with_memory(bytes);
+    }
+    let held = |n: u32| {
+        let needed_above = (n + 1..=last).any(|m| rules.reaches(m, n));
+        n == last || available.binary_search(&n).is_ok() || needed_above
+    };
+    progress.started(
+        (options.from..=last)
+            .filter(|&n| held(n))
+            .map(|n| LevelIndex::new(rules.pits(), n).count())
+            .sum(),
+    );
     let mut levels = Levels::<K>::new();
     let mut checks = Vec::new();
     for n in 0..=last {
-        let needed_above = (n + 1..=last).any(|m| rules.reaches(m, n));
-        if n < last && available.binary_search(&n).is_err() && !needed_above {
+        if !held(n) {
             levels.push_unreached();
             continue;
         }
@@ -163,11 +228,12 @@ pub fn verify_mapping<K: Recompute>(
         let table = Table::<K>::open(&level_path(&dir, n), Some(expected))?;
         table.check_file_checksum()?;
         scratch.hold_table(&mut levels, &table)?;
-        if n < from {
+        if n < options.from {
             continue;
         }
+        progress.level_started(n, table.header().positions);
         let histogram_ok = histogram(levels.symbols(n)) == table.header().histogram;
-        let mut check = check_level(rules, n, &levels, histogram_ok);
+        let mut check = check_level(rules, n, &levels, histogram_ok, progress);
         check.exact = table.header().exact_positions();
         report(&check);
         checks.push(check);
@@ -176,14 +242,15 @@ pub fn verify_mapping<K: Recompute>(
 }
 
 /// Recomputes every entry of level `n` (already in `levels`).
-pub fn check_level<K: Recompute>(
+fn check_level<K: Recompute>(
     rules: &Rules,
     n: u32,
     levels: &Levels<K>,
     histogram_ok: bool,
+    progress: &dyn Progress,
 ) -> LevelCheck<K> {
     let index = LevelIndex::new(rules.pits(), n);
-    let (mismatches, first_mismatch) = mismatches(rules, &index, levels);
+    let (mismatches, first_mismatch) = mismatches(rules, &index, levels, progress);
     LevelCheck {
         level: n,
         positions: index.count(),
@@ -217,6 +284,7 @@ fn mismatches<K: Recompute>(
     rules: &Rules,
     index: &LevelIndex,
     levels: &Levels<K>,
+    progress: &dyn Progress,
 ) -> (u64, Option<Mismatch<K>>) {
     const CHUNK: u64 = 1 << 14;
     let n = index.stones();
@@ -266,6 +334,7 @@ fn mismatches<K: Recompute>(
                     }
                 }
             }
+            progress.advanced(count as u64);
             bad
         })
         .reduce(|| (0, None), |a, b| (a.0 + b.0, a.1.or(b.1)))

@@ -5,6 +5,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use mancala_core::{advance, rank, Cycles, LevelIndex, Position, Rules, Successors, Variant};
 use mancala_format::{
@@ -13,7 +14,7 @@ use mancala_format::{
 };
 use mancala_gen::{build, solve_in_memory, BuildError, BuildOptions, LevelReport, Quiet};
 use mancala_probe::{Error, Tablebase};
-use mancala_verify::{verify, verify_mapping, LevelCheck};
+use mancala_verify::{verify, verify_with, LevelCheck, Progress, VerifyOptions};
 use tempfile::TempDir;
 
 /// Levels solved in memory.
@@ -998,9 +999,12 @@ fn verify_passes_good_tables_and_finds_wrong_values() {
     }
     // Levels 4 and up held as flipped scratch files: the same finding.
     let scratch = TempDir::new().unwrap();
+    let mapping = VerifyOptions {
+        mapped_min_positions: 1000,
+        ..VerifyOptions::new(scratch.path())
+    };
     let mapped =
-        verify_mapping::<Even>(dir.path(), &rules, (0, None), scratch.path(), 1000, |_| {})
-            .unwrap();
+        verify_with::<Even>(dir.path(), &rules, &mapping, &mancala_verify::Quiet, |_| {}).unwrap();
     let summary = |checks: &[LevelCheck<Even>]| {
         checks
             .iter()
@@ -1008,6 +1012,21 @@ fn verify_passes_good_tables_and_finds_wrong_values() {
             .collect::<Vec<_>>()
     };
     assert_eq!(summary(&mapped), summary(&checks));
+    // With memory for some of those levels (the smallest first), the rest
+    // mapped: the same finding again, every position told to the progress.
+    let count = |m: u32| LevelIndex::new(rules.pits(), m).count();
+    let positions: u64 = (0..=6).map(count).sum();
+    let budget = (0..n).map(count).sum();
+    let progress = Counted::default();
+    let held = VerifyOptions {
+        memory: Some(budget),
+        ..mapping
+    };
+    let partly = verify_with::<Even>(dir.path(), &rules, &held, &progress, |_| {}).unwrap();
+    assert_eq!(summary(&partly), summary(&checks));
+    assert_eq!(progress.total.load(Relaxed), positions);
+    assert_eq!(progress.done.load(Relaxed), positions);
+    assert_eq!(progress.levels.load(Relaxed), 7);
 
     // The same values under the original histogram: it is wrong too.
     let mut header = Header::for_symbols::<Even>(&rules, n, &values, 1024);
@@ -1406,4 +1425,26 @@ fn batched_probes_match_single_probes() {
     ));
     assert!(tb.check(&some_position(6, 7)).is_err());
     assert!(tb.check(&some_position(6, 6)).is_ok());
+}
+
+/// Verification progress, counted.
+#[derive(Default)]
+struct Counted {
+    total: AtomicU64,
+    done: AtomicU64,
+    levels: AtomicU64,
+}
+
+impl Progress for Counted {
+    fn started(&self, positions: u64) {
+        self.total.store(positions, Relaxed);
+    }
+
+    fn level_started(&self, _level: u32, _positions: u64) {
+        self.levels.fetch_add(1, Relaxed);
+    }
+
+    fn advanced(&self, positions: u64) {
+        self.done.fetch_add(positions, Relaxed);
+    }
 }

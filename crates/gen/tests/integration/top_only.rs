@@ -9,7 +9,7 @@ use mancala_core::{Cycles, LevelIndex, Rules, Variant};
 use mancala_format::{level_files, tables_dir, Encoding, Even, Forced};
 use mancala_gen::{build, BuildOptions, MemoryMode, Quiet};
 use mancala_probe::{Error, Tablebase};
-use mancala_verify::{verify, verify_mapping};
+use mancala_verify::verify;
 use tempfile::TempDir;
 
 /// Small enough that the larger levels are held as mapped scratch files
@@ -132,15 +132,7 @@ fn top_only_tables_answer_their_levels_and_verify() {
         other => panic!("the skipped level: {other:?}"),
     }
     let scratch = TempDir::new().unwrap();
-    let checks = verify_mapping::<Even>(
-        top.path(),
-        &oware,
-        (0, None),
-        scratch.path(),
-        MAPPED_MIN_POSITIONS,
-        |_| {},
-    )
-    .unwrap();
+    let checks = verify::<Even>(top.path(), &oware, 0, None, scratch.path(), |_| {}).unwrap();
     let checked: Vec<u32> = checks.iter().map(|c| c.level).collect();
     assert_eq!(checked, expected);
     assert!(checks.iter().all(|c| c.ok()));
