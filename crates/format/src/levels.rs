@@ -22,7 +22,7 @@ use memmap2::{Mmap, MmapMut};
 use crate::error::FormatError;
 use crate::file::Table;
 use crate::kind::{Even, TableKind};
-use crate::order::{flip, Order};
+use crate::order::{flip, flip_table, Order};
 
 /// Levels with at least this many positions are held as mapped files by
 /// default (64 Mi positions: oware levels from 21 stones on).
@@ -273,8 +273,10 @@ impl Scratch {
 
     /// This scratch space, holding its mapped levels (of boards of `pits`
     /// pits per side) in [`Order::Flipped`]: what a solver whose lower
-    /// levels may not fit in the page cache wants. Each level is decoded
-    /// or copied in rank order first, then transposed into its file.
+    /// levels may not fit in the page cache wants. A level a solver wrote,
+    /// or a compact table, is transposed from rank order; a table whose
+    /// entries are its values is gathered from its blocks and transposed
+    /// a part at a time, so its flipped file is all it writes.
     pub fn flipped(mut self, pits: usize) -> Scratch {
         self.flipped_pits = Some(pits);
         self
@@ -396,7 +398,17 @@ impl Scratch {
         }
         let n = header.level;
         let map = match self.flipped_pits {
+            Some(pits) if table.entries_are_values() => {
+                let mut map = self.new_level_file(n, table.symbols())?;
+                flip_table(table, pits, cast_mut(&mut map))?;
+                // Nothing to restore: all that is left is the check each
+                // entry gets on its own, which holds in any order.
+                K::complete(table, cast_mut(&mut map), levels)?;
+                map
+            }
             Some(pits) => {
+                // Restoring a compact level reads the level itself in its
+                // own order: it is decoded whole, by rank, first.
                 let mut ranked = self.new_file(&self.ranked_path(n), table.symbols())?;
                 let _ = std::fs::remove_file(self.ranked_path(n));
                 table.decode_entries_into(cast_mut(&mut ranked), levels)?;

@@ -6,6 +6,10 @@ use std::ops::Range;
 use mancala_core::{advance_cells, mover_row_rank, opponent_row_rank, rank, Position, MAX_PITS};
 use rayon::prelude::*;
 
+use crate::error::FormatError;
+use crate::file::Table;
+use crate::kind::TableKind;
+
 /// Where a held level keeps each position's entry.
 ///
 /// Rank order runs through the positions sharing an opponent's row one
@@ -47,23 +51,162 @@ const BLOCK: usize = 1 << 12;
 /// Rows per side of a square tile within a block: a tile's reads and
 /// writes stay within the processor's caches.
 const TILE: usize = 64;
+/// Bytes of a table's entries that [`flip_table`] gathers in memory per
+/// pass (at least one rectangle's).
+const GATHERED_BYTES: usize = 1 << 30;
 
 /// Level `n`'s entries (`width` symbols each, `pits` pits per side) copied
-/// from rank order in `from` to flipped order in `to`.
-///
-/// For a mover's stone count `a`, the positions form a rectangle: rows `M`
-/// of `a` stones against rows `R` of `n − a`. By rank, `M/R` is at
-/// `mover_row_rank(M) + opponent_row_rank(a, R)`; flipped, at
-/// `mover_row_rank(R) + opponent_row_rank(n − a, M)`. Within one sum,
-/// consecutive rows have consecutive `mover_row_rank`s, so each `M` has
-/// one run of the flipped level, and each rectangle is transposed block
-/// by block (blocks of rows `M` in parallel, each writing its own runs),
-/// tile by tile, from four row-rank tables.
+/// from rank order in `from` to flipped order in `to`, rectangle by
+/// rectangle ([`Rectangle`]).
 pub(crate) fn flip(pits: usize, n: u32, width: usize, from: &[i8], to: &mut [i8]) {
     debug_assert_eq!(from.len(), to.len());
     for a in 0..=n {
-        let movers = RowRanks::new(pits, a, n - a);
-        let opponents = RowRanks::new(pits, n - a, a);
+        let rectangle = Rectangle::new(pits, n, a);
+        let (own, against) = (&rectangle.movers.own, &rectangle.opponents.against);
+        rectangle.transpose(width, from, |m, r| (own[m] + against[r]) as usize, to);
+    }
+}
+
+/// The symbols stored in `table`, whose entries are its values (nothing to
+/// restore), written to `to` in flipped order without a copy of the level
+/// in rank order: in passes that each gather a group of rectangles from
+/// the table's blocks into memory, then transpose them. A level too large
+/// for memory then costs the disk its flipped file alone, and the table's
+/// blocks are decoded a few times over.
+pub(crate) fn flip_table<K: TableKind>(
+    table: &Table<K>,
+    pits: usize,
+    to: &mut [i8],
+) -> Result<(), FormatError> {
+    flip_table_gathering(table, pits, to, GATHERED_BYTES)
+}
+
+/// [`flip_table`], gathering up to `gathered_bytes` a pass (tests make
+/// several passes of small levels).
+fn flip_table_gathering<K: TableKind>(
+    table: &Table<K>,
+    pits: usize,
+    to: &mut [i8],
+    gathered_bytes: usize,
+) -> Result<(), FormatError> {
+    debug_assert!(table.entries_are_values());
+    debug_assert_eq!(to.len(), table.symbols());
+    let n = table.header().level;
+    let mut rectangles = (0..=n).map(|a| Rectangle::new(pits, n, a)).peekable();
+    while rectangles.peek().is_some() {
+        let mut group = vec![rectangles.next().expect("peeked")];
+        while let Some(next) = rectangles.peek() {
+            let len: usize = group.iter().map(Rectangle::len).sum();
+            if (len + next.len()) * K::WIDTH > gathered_bytes {
+                break;
+            }
+            group.extend(rectangles.next());
+        }
+        let gathered = gather(table, &group)?;
+        let mut base = 0;
+        for rectangle in &group {
+            let movers = rectangle.movers.len();
+            let from = &gathered[base * K::WIDTH..];
+            rectangle.transpose(K::WIDTH, from, |m, r| r * movers + m, to);
+            base += rectangle.len();
+        }
+    }
+    Ok(())
+}
+
+/// The entries of `group`'s rectangles read from `table`, one after
+/// another, each by rows of opponents (`r * movers + m`): the rank order
+/// of the rectangle's positions. Each row is one run of the table, so the
+/// runs, sorted, are filled from its blocks in parallel, each block a
+/// batch of runs needs decoded once.
+fn gather<K: TableKind>(table: &Table<K>, group: &[Rectangle]) -> Result<Vec<i8>, FormatError> {
+    let width = K::WIDTH;
+    let total: usize = group.iter().map(Rectangle::len).sum();
+    let mut gathered = vec![0i8; total * width];
+    let mut runs: Vec<(u64, &mut [i8])> = Vec::new();
+    let mut rest = &mut gathered[..];
+    for rectangle in group {
+        let (movers, opponents) = (&rectangle.movers, &rectangle.opponents);
+        debug_assert!(movers.own.windows(2).all(|w| w[1] == w[0] + 1));
+        let (mine, others) = std::mem::take(&mut rest).split_at_mut(rectangle.len() * width);
+        rest = others;
+        for (&against, run) in opponents
+            .against
+            .iter()
+            .zip(mine.chunks_mut(movers.len() * width))
+        {
+            runs.push((movers.own[0] + against, run));
+        }
+    }
+    runs.sort_unstable_by_key(|&(start, _)| start);
+    let block_size = table.header().block_size as u64;
+    runs.par_chunk_by_mut(|a, b| a.0 / RUN_BATCH == b.0 / RUN_BATCH)
+        .try_for_each(|batch| {
+            let mut decoded: Option<(u64, Vec<i8>)> = None;
+            for (start, run) in batch.iter_mut() {
+                let (mut at, mut run) = (*start, &mut run[..]);
+                while !run.is_empty() {
+                    let block = at / block_size;
+                    if decoded.as_ref().is_none_or(|(b, _)| *b != block) {
+                        decoded = Some((block, table.decode_block(block)?));
+                    }
+                    let symbols = &decoded.as_ref().expect("just decoded").1;
+                    let offset = (at % block_size) as usize * width;
+                    let len = run.len().min(symbols.len() - offset);
+                    let (piece, rest) = std::mem::take(&mut run).split_at_mut(len);
+                    piece.copy_from_slice(&symbols[offset..offset + len]);
+                    (at, run) = (at + (len / width) as u64, rest);
+                }
+            }
+            Ok(())
+        })?;
+    Ok(gathered)
+}
+
+/// Positions per batch of runs [`gather`] fills in parallel: the runs
+/// starting in one such stretch of the table.
+const RUN_BATCH: u64 = 1 << 22;
+
+/// The positions of a level of `n` stones whose mover has `a`: rows `M`
+/// of `a` stones against rows `R` of `n − a`, a rectangle.
+///
+/// By rank, `M/R` is at `mover_row_rank(M) + opponent_row_rank(a, R)`;
+/// flipped, at `mover_row_rank(R) + opponent_row_rank(n − a, M)`. Within
+/// one sum, consecutive rows have consecutive `mover_row_rank`s, so each
+/// `R` is one run of the ranked level and each `M` one run of the flipped
+/// level.
+struct Rectangle {
+    /// The rows `M`, indexed `m`.
+    movers: RowRanks,
+    /// The rows `R`, indexed `r`.
+    opponents: RowRanks,
+}
+
+impl Rectangle {
+    fn new(pits: usize, n: u32, a: u32) -> Rectangle {
+        Rectangle {
+            movers: RowRanks::new(pits, a, n - a),
+            opponents: RowRanks::new(pits, n - a, a),
+        }
+    }
+
+    /// Its positions.
+    fn len(&self) -> usize {
+        self.movers.len() * self.opponents.len()
+    }
+
+    /// Copies the rectangle's entries (`width` symbols each) to their
+    /// flipped places in `to` (the whole level), the entry of `M/R` being
+    /// entry `from_at(m, r)` of `from`. Block by block (blocks of rows `M`
+    /// in parallel, each writing its own runs), tile by tile.
+    fn transpose(
+        &self,
+        width: usize,
+        from: &[i8],
+        from_at: impl Fn(usize, usize) -> usize + Sync,
+        to: &mut [i8],
+    ) {
+        let (movers, opponents) = (&self.movers, &self.opponents);
         let first = opponents.own[0];
         let starts = movers
             .against
@@ -78,9 +221,9 @@ pub(crate) fn flip(pits: usize, n: u32, width: usize, from: &[i8], to: &mut [i8]
                     for ms in blocks(m0..m0 + runs.len(), TILE) {
                         for rs in blocks(block_rs.clone(), TILE) {
                             for r in rs {
-                                let (from_base, to_at) = (opponents.against[r], r * width);
+                                let to_at = r * width;
                                 for m in ms.clone() {
-                                    let from_at = (movers.own[m] + from_base) as usize * width;
+                                    let from_at = from_at(m, r) * width;
                                     runs[m - m0][to_at..to_at + width]
                                         .copy_from_slice(&from[from_at..from_at + width]);
                                 }
@@ -150,9 +293,12 @@ impl RowRanks {
 
 #[cfg(test)]
 mod tests {
-    use mancala_core::LevelIndex;
+    use mancala_core::{LevelIndex, Rules, Variant};
 
     use super::*;
+    use crate::header::Header;
+    use crate::kind::{Even, Forced};
+    use crate::write::write_level;
 
     /// Every entry lands where [`Order::Flipped`] looks for it, for one and
     /// two symbols per position.
@@ -175,5 +321,47 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A table's entries gathered from its blocks land where [`flip`]
+    /// puts them, whether the rectangles take one pass or many, and runs
+    /// span blocks or not.
+    #[test]
+    fn a_table_flips_as_its_entries_do() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let rules = Rules::new(Variant::Oware, 6).unwrap();
+        let n = 9;
+        let count = LevelIndex::new(6, n).count() as usize;
+        for (block_size, gathered) in [(64, 1 << 30), (1000, 1 << 30), (64, 1 << 16), (333, 1)] {
+            let path = dir.path().join("level.mtb");
+            let even: Vec<i8> = (0..count).map(|i| (i % 19) as i8 - 9).collect();
+            write_level(
+                &Header::for_symbols::<Even>(&rules, n, &even, block_size),
+                &even,
+                &path,
+            )
+            .unwrap();
+            check_flip_table::<Even>(&path, &even, gathered);
+            let forced: Vec<i8> = (0..2 * count)
+                .map(|i| (i % 10) as i8 - (i % 2) as i8 * 9)
+                .collect();
+            let header = Header::for_symbols::<Forced>(&rules, n, &forced, block_size);
+            write_level(&header, &forced, &path).unwrap();
+            check_flip_table::<Forced>(&path, &forced, gathered);
+        }
+    }
+
+    fn check_flip_table<K: TableKind>(path: &std::path::Path, ranked: &[i8], gathered: usize) {
+        let table = Table::<K>::open(path, None).unwrap();
+        let n = table.header().level;
+        let mut expected = vec![0i8; ranked.len()];
+        flip(6, n, K::WIDTH, ranked, &mut expected);
+        let mut flipped = vec![0i8; ranked.len()];
+        flip_table_gathering(&table, 6, &mut flipped, gathered).unwrap();
+        assert!(
+            flipped == expected,
+            "{} gathering {gathered} bytes",
+            path.display()
+        );
     }
 }
