@@ -33,6 +33,7 @@ pub mod levels;
 mod machine;
 pub mod plot;
 pub mod server;
+mod signal;
 
 /// Perfect-play endgame tables for mancala games (Oware, Awari, Wari, Kalah).
 #[derive(Parser)]

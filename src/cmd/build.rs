@@ -2,8 +2,8 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -20,6 +20,7 @@ use crate::cluster::Job;
 use crate::levels::level_ranges;
 use crate::plot::profile::LevelCost;
 use crate::plot::{self, SvgPath};
+use crate::signal::stop_on_signal;
 
 #[derive(Args)]
 pub struct BuildArgs {
@@ -146,7 +147,7 @@ pub fn run(args: BuildArgs) -> Result<bool> {
     let start = Instant::now();
     let progress = Progress::new().with_lines(args.progress.every());
     if job.is_alone() {
-        options.interrupt = Some(stop_on_signal()?);
+        options.interrupt = Some(stop_on_signal("stopping at the next checkpoint")?);
     }
     let (reports, rank_lines) = job.build(&options, &progress)?;
     progress.finish();
@@ -166,26 +167,6 @@ pub fn run(args: BuildArgs) -> Result<bool> {
         write_profile(&profile, &title, &reports)?;
     }
     Ok(true)
-}
-
-/// A flag that Ctrl-C (or SIGTERM, SIGHUP) sets, so that the build stops
-/// at its next check, between two thresholds, saving a checkpoint that a
-/// rerun resumes from; a second signal ends the process at once.
-fn stop_on_signal() -> Result<Arc<AtomicBool>> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    ctrlc::set_handler(move || {
-        if flag.swap(true, Relaxed) {
-            std::process::exit(130);
-        }
-        // Best effort: a closed stderr loses the line.
-        let _ = writeln!(
-            std::io::stderr(),
-            "stopping at the next checkpoint (a signal again stops at once)"
-        );
-    })
-    .context("cannot handle Ctrl-C")?;
-    Ok(stop)
 }
 
 /// The mode asked for; without one, the fastest whose largest level fits

@@ -1,16 +1,19 @@
 //! `mancala-tb verify`: checksums, and every stored value recomputed.
 
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use mancala_core::{Cycles, Rules, Variant};
 use mancala_format::{dir_name, level_files, rule_sets, tables_dir, Even, Forced};
-use mancala_verify::{verify_with, LevelCheck, Recompute, VerifyOptions};
+use mancala_verify::{verify_with, LevelCheck, Recompute, VerifyError, VerifyOptions};
 
 use crate::args::{parse_mib, parse_variant, Format, ProgressArgs};
 use crate::cmd::build::Progress;
 use crate::levels::level_ranges;
+use crate::signal::stop_on_signal;
 
 #[derive(Args)]
 pub struct VerifyArgs {
@@ -58,19 +61,25 @@ pub fn run(args: VerifyArgs) -> Result<bool> {
     if selected.is_empty() {
         bail!("no tables to verify in {}", args.dir.display());
     }
+    let interrupt = stop_on_signal("stopping, and removing the scratch files")?;
     let mut all_ok = true;
     for (rules, cycles) in selected {
         let name = dir_name(&rules, cycles);
         let verified = match cycles {
-            Cycles::Even => verify_kind::<Even>(&args, &rules, &name),
-            Cycles::Forced => verify_kind::<Forced>(&args, &rules, &name),
+            Cycles::Even => verify_kind::<Even>(&args, &rules, &name, &interrupt),
+            Cycles::Forced => verify_kind::<Forced>(&args, &rules, &name, &interrupt),
         };
         match verified {
             Ok(ok) => all_ok &= ok,
-            Err(e) => {
-                out!("{name}: FAILED: {e}");
-                all_ok = false;
-            }
+            Err(e) => match e.downcast_ref() {
+                Some(VerifyError::Interrupted { level }) => bail!(
+                    "{name}: verification interrupted during level {level}; the same command with `--from {level}` resumes it"
+                ),
+                _ => {
+                    out!("{name}: FAILED: {e}");
+                    all_ok = false;
+                }
+            },
         }
     }
     out!(
@@ -89,7 +98,12 @@ pub fn run(args: VerifyArgs) -> Result<bool> {
 /// a selection with no level to recompute, is a failure: "all ok" means
 /// every level was checked. A level no file above needs (the one a
 /// `--top-only` build skips) is not missing.
-fn verify_kind<K: Recompute>(args: &VerifyArgs, rules: &Rules, name: &str) -> Result<bool> {
+fn verify_kind<K: Recompute>(
+    args: &VerifyArgs,
+    rules: &Rules,
+    name: &str,
+    interrupt: &Arc<AtomicBool>,
+) -> Result<bool> {
     let files: Vec<u32> = level_files(&tables_dir(&args.dir, rules, K::CYCLES))?
         .into_iter()
         .filter(|&n| args.to.is_none_or(|to| n <= to))
@@ -131,6 +145,7 @@ fn verify_kind<K: Recompute>(args: &VerifyArgs, rules: &Rules, name: &str) -> Re
         from: args.from,
         to: Some(last),
         memory: args.max_memory.map(|bytes| bytes as u64),
+        interrupt: Some(interrupt.clone()),
         ..VerifyOptions::new(args.scratch.clone().unwrap_or_else(std::env::temp_dir))
     };
     let progress = Progress::new().with_lines(args.progress.every());

@@ -407,6 +407,55 @@ fn small_reports_say_what_they_mean() {
     drop(dir);
 }
 
+/// Ctrl-C stops a verification within a moment with a one-line error
+/// naming the level to resume from and a non-zero exit; `--from` that
+/// level then finishes it.
+#[test]
+fn an_interrupted_verification_says_where_to_resume() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let (_dir, path) = built(14);
+    let mut child = crate::binary()
+        .args(["verify", "--dir", &path, "--progress-every", "0.000001"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while stderr.read_line(&mut line).unwrap() > 0 && !line.contains("level  13") {
+        line.clear();
+    }
+    let pid = child.id().to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "{rest}");
+    assert!(!out.contains("all tables ok"), "{out}");
+    let error = rest.lines().last().unwrap_or_default();
+    let level = error
+        .split("interrupted during level ")
+        .nth(1)
+        .and_then(|after| after.split(';').next())
+        .unwrap_or_else(|| panic!("no level to resume from: {rest}"));
+    assert!(["13", "14"].contains(&level), "{error}");
+    assert!(error.contains(&format!("`--from {level}`")), "{error}");
+    let resumed = ok(&["verify", "--dir", &path, "--from", level]);
+    assert!(resumed.ends_with("verify: all tables ok\n"), "{resumed}");
+}
+
 /// Ctrl-C stops a build at its next check with a one-line error and a
 /// non-zero exit, leaving no file of the level it was solving that looks
 /// complete; the same build run again ends with a clean build's files.

@@ -19,6 +19,8 @@
 #![warn(missing_docs)]
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
 
 use mancala_core::{Bounds, LevelIndex, Move, Position, Rules, Successors, MAX_PITS};
 use mancala_format::{
@@ -26,6 +28,22 @@ use mancala_format::{
     Levels, Scratch, Table, TableId, TableKind, MAPPED_MIN_POSITIONS,
 };
 use rayon::prelude::*;
+
+/// Why a verification ended before its last level.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    /// A table is missing, damaged or unreadable.
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    /// [`VerifyOptions::interrupt`] was set while level `level` was being
+    /// loaded or recomputed: the levels reported before it were verified,
+    /// and verifying again from `level` resumes.
+    #[error("verification interrupted during level {level}; verifying again from level {level} resumes it")]
+    Interrupted {
+        /// The level to verify from to resume.
+        level: u32,
+    },
+}
 
 /// The outcome of verifying one level of a table of kind `K`.
 #[derive(Clone, Debug)]
@@ -120,6 +138,11 @@ pub struct VerifyOptions {
     /// [`MAPPED_MIN_POSITIONS`]; tests lower it to take the large levels'
     /// path on small ones).
     pub mapped_min_positions: u64,
+    /// Once set (by a signal handler, say), the verification stops within
+    /// a moment, removes its scratch files and returns
+    /// [`VerifyError::Interrupted`]; a level being loaded is finished
+    /// first.
+    pub interrupt: Option<Arc<AtomicBool>>,
 }
 
 impl VerifyOptions {
@@ -131,7 +154,12 @@ impl VerifyOptions {
             scratch: scratch.into(),
             memory: None,
             mapped_min_positions: MAPPED_MIN_POSITIONS,
+            interrupt: None,
         }
+    }
+
+    fn interrupted(&self) -> bool {
+        self.interrupt.as_ref().is_some_and(|i| i.load(Relaxed))
     }
 }
 
@@ -163,7 +191,7 @@ pub fn verify<K: Recompute>(
     max: Option<u32>,
     scratch: &Path,
     report: impl FnMut(&LevelCheck<K>),
-) -> Result<Vec<LevelCheck<K>>, FormatError> {
+) -> Result<Vec<LevelCheck<K>>, VerifyError> {
     let options = VerifyOptions {
         from,
         to: max,
@@ -179,14 +207,14 @@ pub fn verify<K: Recompute>(
 /// `--top-only` build skips, is passed over. Levels held neither in memory
 /// nor under the mapping threshold are held as mapped files, flipped.
 /// Stops at the first file that is missing, fails its checksums or does
-/// not decode.
+/// not decode, or when `options.interrupt` is set.
 pub fn verify_with<K: Recompute>(
     root: &Path,
     rules: &Rules,
     options: &VerifyOptions,
     progress: &dyn Progress,
     mut report: impl FnMut(&LevelCheck<K>),
-) -> Result<Vec<LevelCheck<K>>, FormatError> {
+) -> Result<Vec<LevelCheck<K>>, VerifyError> {
     let dir = tables_dir(root, rules, K::CYCLES);
     let max = options.to;
     let available = levels_available(&dir, rules, max.unwrap_or(mancala_core::MAX_LEVEL));
@@ -216,7 +244,13 @@ pub fn verify_with<K: Recompute>(
     );
     let mut levels = Levels::<K>::new();
     let mut checks = Vec::new();
+    let interrupted = |n: u32| VerifyError::Interrupted {
+        level: n.max(options.from),
+    };
     for n in 0..=last {
+        if options.interrupted() {
+            return Err(interrupted(n));
+        }
         if !held(n) {
             levels.push_unreached();
             continue;
@@ -233,7 +267,11 @@ pub fn verify_with<K: Recompute>(
         }
         progress.level_started(n, table.header().positions);
         let histogram_ok = histogram(levels.symbols(n)) == table.header().histogram;
-        let mut check = check_level(rules, n, &levels, histogram_ok, progress);
+        let stop = options.interrupt.as_deref();
+        let mut check = check_level(rules, n, &levels, histogram_ok, progress, stop);
+        if options.interrupted() {
+            return Err(interrupted(n));
+        }
         check.exact = table.header().exact_positions();
         report(&check);
         checks.push(check);
@@ -241,16 +279,18 @@ pub fn verify_with<K: Recompute>(
     Ok(checks)
 }
 
-/// Recomputes every entry of level `n` (already in `levels`).
+/// Recomputes every entry of level `n` (already in `levels`), unless
+/// `stop` is set meanwhile.
 fn check_level<K: Recompute>(
     rules: &Rules,
     n: u32,
     levels: &Levels<K>,
     histogram_ok: bool,
     progress: &dyn Progress,
+    stop: Option<&AtomicBool>,
 ) -> LevelCheck<K> {
     let index = LevelIndex::new(rules.pits(), n);
-    let (mismatches, first_mismatch) = mismatches(rules, &index, levels, progress);
+    let (mismatches, first_mismatch) = mismatches(rules, &index, levels, progress, stop);
     LevelCheck {
         level: n,
         positions: index.count(),
@@ -280,11 +320,13 @@ type Mismatch<K> = (Position, <K as TableKind>::Entry, <K as TableKind>::Entry);
 
 /// Compares the stored and recomputed entries of every position of a
 /// level, in parallel: the number that differ and the first one found.
+/// Once `stop` is set, the chunks not yet begun are passed over.
 fn mismatches<K: Recompute>(
     rules: &Rules,
     index: &LevelIndex,
     levels: &Levels<K>,
     progress: &dyn Progress,
+    stop: Option<&AtomicBool>,
 ) -> (u64, Option<Mismatch<K>>) {
     const CHUNK: u64 = 1 << 14;
     let n = index.stones();
@@ -294,6 +336,9 @@ fn mismatches<K: Recompute>(
         .map(|chunk| {
             let first = chunk * CHUNK;
             let mut bad = (0u64, None);
+            if stop.is_some_and(|s| s.load(Relaxed)) {
+                return bad;
+            }
             let count = CHUNK.min(index.count() - first) as usize;
             let mut looked: Vec<Looked> = Vec::with_capacity(BATCH);
             let mut positions = index.positions_from(first).take(count).peekable();

@@ -5,7 +5,8 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
 
 use mancala_core::{advance, rank, Cycles, LevelIndex, Position, Rules, Successors, Variant};
 use mancala_format::{
@@ -14,7 +15,7 @@ use mancala_format::{
 };
 use mancala_gen::{build, solve_in_memory, BuildError, BuildOptions, LevelReport, Quiet};
 use mancala_probe::{Error, Tablebase};
-use mancala_verify::{verify, verify_with, LevelCheck, Progress, VerifyOptions};
+use mancala_verify::{verify, verify_with, LevelCheck, Progress, VerifyError, VerifyOptions};
 use tempfile::TempDir;
 
 /// Levels solved in memory.
@@ -562,6 +563,15 @@ impl Kind for Error {
     }
 }
 
+impl Kind for VerifyError {
+    fn kind(&self) -> &'static str {
+        match self {
+            VerifyError::Format(e) => e.kind(),
+            VerifyError::Interrupted { .. } => "Interrupted",
+        }
+    }
+}
+
 fn kind(e: &impl Kind) -> &'static str {
     e.kind()
 }
@@ -1049,6 +1059,58 @@ fn verify_passes_good_tables_and_finds_wrong_values() {
     let checks =
         verify::<Even>(dir.path(), &rules, 0, None, &std::env::temp_dir(), |_| {}).unwrap();
     assert!(checks.iter().all(|c| c.ok()));
+}
+
+/// A verification asked to stop (as Ctrl-C asks the command line's) ends
+/// with the level to resume from, having reported only the levels it
+/// finished, and leaves no scratch file behind.
+#[test]
+fn an_interrupted_verification_says_where_to_resume_and_leaves_no_scratch() {
+    let (dir, rules, _) = small_oware();
+    let scratch = TempDir::new().unwrap();
+    let stop = StopAt {
+        level: 5,
+        flag: Arc::new(AtomicBool::new(false)),
+    };
+    let options = VerifyOptions {
+        from: 2,
+        mapped_min_positions: 1000,
+        interrupt: Some(stop.flag.clone()),
+        ..VerifyOptions::new(scratch.path())
+    };
+    let mut reported = Vec::new();
+    let err = verify_with::<Even>(dir.path(), &rules, &options, &stop, |c| {
+        reported.push(c.level)
+    })
+    .unwrap_err();
+    assert!(
+        matches!(err, VerifyError::Interrupted { level: 5 }),
+        "{err}"
+    );
+    assert_eq!(reported, [2, 3, 4]);
+    let left = |dir: &Path| fs::read_dir(dir).unwrap().count();
+    assert_eq!(left(scratch.path()), 0, "scratch files left behind");
+    // Stopped before it began, it resumes at its first level, not below.
+    let err = verify_with::<Even>(dir.path(), &rules, &options, &stop, |_| {}).unwrap_err();
+    assert!(
+        matches!(err, VerifyError::Interrupted { level: 2 }),
+        "{err}"
+    );
+    assert_eq!(left(scratch.path()), 0, "scratch files left behind");
+}
+
+/// Progress that asks its verification to stop once level `level` begins.
+struct StopAt {
+    level: u32,
+    flag: Arc<AtomicBool>,
+}
+
+impl Progress for StopAt {
+    fn level_started(&self, level: u32, _positions: u64) {
+        if level == self.level {
+            self.flag.store(true, Relaxed);
+        }
+    }
 }
 
 fn snapshot(root: &Path, rules: &Rules, max: u32) -> Vec<Vec<u8>> {
