@@ -407,23 +407,24 @@ fn small_reports_say_what_they_mean() {
     drop(dir);
 }
 
-/// Ctrl-C stops a verification within a moment with a one-line error
-/// naming the level to resume from and a non-zero exit; `--from` that
-/// level then finishes it.
-#[test]
-fn an_interrupted_verification_says_where_to_resume() {
+/// Runs the command line with `args` until a line of its stderr contains
+/// `marker`, then sends it SIGINT (as Ctrl-C does): its exit status, its
+/// stdout, and its stderr after that line.
+fn interrupted_once(
+    args: &[impl AsRef<std::ffi::OsStr>],
+    marker: &str,
+) -> (std::process::ExitStatus, String, String) {
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
-    let (_dir, path) = built(14);
     let mut child = crate::binary()
-        .args(["verify", "--dir", &path, "--progress-every", "0.000001"])
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
-    while stderr.read_line(&mut line).unwrap() > 0 && !line.contains("level  13") {
+    while stderr.read_line(&mut line).unwrap() > 0 && !line.contains(marker) {
         line.clear();
     }
     let pid = child.id().to_string();
@@ -435,13 +436,19 @@ fn an_interrupted_verification_says_where_to_resume() {
     let mut rest = String::new();
     stderr.read_to_string(&mut rest).unwrap();
     let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
-    let status = child.wait().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    stdout.read_to_string(&mut out).unwrap();
+    (child.wait().unwrap(), out, rest)
+}
+
+/// Ctrl-C stops a verification within a moment with a one-line error
+/// naming the level to resume from and a non-zero exit; `--from` that
+/// level then finishes it.
+#[test]
+fn an_interrupted_verification_says_where_to_resume() {
+    let (_dir, path) = built(14);
+    let args = ["verify", "--dir", &path, "--progress-every", "0.000001"];
+    let (status, out, rest) = interrupted_once(&args, "level  13");
     assert_eq!(status.code(), Some(1), "{rest}");
     assert!(!out.contains("all tables ok"), "{out}");
     let error = rest.lines().last().unwrap_or_default();
@@ -461,8 +468,6 @@ fn an_interrupted_verification_says_where_to_resume() {
 /// complete; the same build run again ends with a clean build's files.
 #[test]
 fn an_interrupted_build_stops_cleanly_and_resumes() {
-    use std::io::{BufRead, BufReader};
-    use std::process::Stdio;
     let clean = tempfile::TempDir::new().unwrap();
     let top = "13";
     let args = |dir: &Path| {
@@ -482,26 +487,7 @@ fn an_interrupted_build_stops_cleanly_and_resumes() {
     assert_clean_exit(&out, 0, "a clean build");
 
     let dir = tempfile::TempDir::new().unwrap();
-    let mut child = crate::binary()
-        .args(args(dir.path()))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    while stderr.read_line(&mut line).unwrap() > 0 && !line.contains("level  12") {
-        line.clear();
-    }
-    let pid = child.id().to_string();
-    let sent = std::process::Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .unwrap();
-    assert!(sent.success());
-    let mut rest = String::new();
-    stderr.read_to_string(&mut rest).unwrap();
-    let status = child.wait().unwrap();
+    let (status, _, rest) = interrupted_once(&args(dir.path()), "level  12");
     assert_eq!(status.code(), Some(1), "{rest}");
     assert!(rest.contains("build interrupted"), "{rest}");
 
