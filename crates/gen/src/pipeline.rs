@@ -707,14 +707,25 @@ fn build_level<K: Solve>(
     let start = Instant::now();
     let checkpoints = checkpoints(options, dir);
     let advanced = |done| observer.advanced(done);
-    // Units done in a first part, which the level then reports as resumed.
+    // Units done or resumed in a first part, which the level then reports
+    // as resumed: each is counted once.
     let first_part_done = AtomicU64::new(0);
     if let (Some(scratch), Some(alone)) = (release, &solver.alone) {
         let counted = |done| {
             first_part_done.fetch_add(done, Relaxed);
             observer.advanced(done)
         };
-        let job = level_job(options, n, solved, (&counted, None), checkpoints.as_ref());
+        let counted_resumed = |done| {
+            first_part_done.fetch_add(done, Relaxed);
+            observer.resumed(done)
+        };
+        let job = level_job(
+            options,
+            n,
+            solved,
+            (&counted, Some(&counted_resumed)),
+            checkpoints.as_ref(),
+        );
         (alone.first_part)(&job)?;
         *solved = unreached_levels(n);
         scratch.clear()?;

@@ -1,5 +1,7 @@
-//! Checkpoints of a lean level between two thresholds, so that a killed
-//! build resumes inside the level. The lists on disk are complete for every
+//! Checkpoints of a lean level, so that a killed build resumes inside the
+//! level: between two thresholds, or inside its forward pass.
+//!
+//! Between thresholds: The lists on disk are complete for every
 //! threshold done (a threshold's decisions are written before the next one
 //! starts, and the exit lists before the first), so a checkpoint is the
 //! four-bit state, the threshold to go on from and the length of every
@@ -14,16 +16,31 @@
 //! exists is complete; one that fails any check, or whose lists are not
 //! all there, is ignored and the level starts again. The default mode's
 //! checkpoints have another magic: neither mode reads the other's.
+//!
+//! Inside the forward pass, the state is not made yet: a checkpoint is
+//! the positions listed so far and where each exit list stood, sealed,
+//! when they were ([`Sealed`]):
+//!
+//! ```text
+//! magic "MTBLFWD1" | level u32 | positions u64 | listed u64 |
+//! lists u32 | lists × (bytes u64, indices u64, last index u64) | CRC-32
+//! ```
+//!
+//! A level has one checkpoint file: the forward pass's is replaced by the
+//! thresholds' first one.
 
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::Path;
 
+use super::lists::Sealed;
 use crate::checkpoint::write_checked;
 use crate::error::BuildError;
 
 const MAGIC: &[u8; 8] = b"MTBLEAN1";
 const HEADER: usize = 8 + 4 + 4 + 8 + 4;
+const FORWARD_MAGIC: &[u8; 8] = b"MTBLFWD1";
+const FORWARD_HEADER: usize = 8 + 4 + 8 + 8 + 4;
 
 /// What a checkpoint holds.
 pub(super) struct Saved {
@@ -93,4 +110,63 @@ pub(super) fn load(path: &Path, level: u32, positions: u64, state_bytes: usize) 
             .collect(),
         state,
     })
+}
+
+/// Saves level `level` (of `positions` positions) inside its forward pass,
+/// its first `listed` positions in exit lists that were `sealed` so.
+pub(super) fn save_forward(
+    path: &Path,
+    level: u32,
+    positions: u64,
+    listed: u64,
+    sealed: &[Sealed],
+) -> Result<(), BuildError> {
+    let mut bytes = Vec::with_capacity(FORWARD_HEADER + 24 * sealed.len());
+    bytes.extend_from_slice(FORWARD_MAGIC);
+    bytes.extend_from_slice(&level.to_le_bytes());
+    bytes.extend_from_slice(&positions.to_le_bytes());
+    bytes.extend_from_slice(&listed.to_le_bytes());
+    bytes.extend_from_slice(&(sealed.len() as u32).to_le_bytes());
+    for list in sealed {
+        for word in [list.bytes, list.len, list.last] {
+            bytes.extend_from_slice(&word.to_le_bytes());
+        }
+    }
+    write_checked(path, &[&bytes])
+}
+
+/// The forward pass's checkpoint of level `level`, of `positions`
+/// positions, if one exists and passes every check: the positions listed,
+/// and where each exit list stood.
+pub(super) fn load_forward(path: &Path, level: u32, positions: u64) -> Option<(u64, Vec<Sealed>)> {
+    let bytes = std::fs::read(path).ok()?;
+    let (body, stored) = bytes.split_last_chunk::<4>()?;
+    if body.len() < FORWARD_HEADER
+        || &body[..8] != FORWARD_MAGIC
+        || crc32fast::hash(body) != u32::from_le_bytes(*stored)
+    {
+        return None;
+    }
+    let word = |at: usize| u64::from_le_bytes(body[at..at + 8].try_into().expect("8 bytes"));
+    let lists = u32::from_le_bytes(body[28..32].try_into().expect("4 bytes")) as usize;
+    let level_ok = u32::from_le_bytes(body[8..12].try_into().expect("4 bytes")) == level;
+    let listed = word(20);
+    if !level_ok
+        || word(12) != positions
+        || listed > positions
+        || body.len() != FORWARD_HEADER + 24 * lists
+    {
+        return None;
+    }
+    let sealed = (0..lists)
+        .map(|k| {
+            let at = FORWARD_HEADER + 24 * k;
+            Sealed {
+                bytes: word(at),
+                len: word(at + 8),
+                last: word(at + 16),
+            }
+        })
+        .collect();
+    Some((listed, sealed))
 }

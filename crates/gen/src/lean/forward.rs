@@ -6,15 +6,22 @@
 //! and needs nothing of the level's own state, which is made only when the
 //! pass is over: while the lower levels are read, the page cache has the
 //! memory the state will take.
+//!
+//! A pass of a large level takes long, so it saves checkpoints of its own
+//! ([`checkpoint::save_forward`]) between groups of positions: its exit
+//! lists sealed, and how many positions they cover. A killed pass goes on
+//! from the last one, its lists cut back to their seals; the lists are
+//! the same indices either way.
 
 use std::path::Path;
+use std::time::Instant;
 
 use mancala_core::LevelIndex;
 use rayon::prelude::*;
 
-use super::lists::{List, ListWriter};
+use super::lists::{List, ListWriter, Sealed};
 use super::state::LeanState;
-use super::{exit_path, LeanKind};
+use super::{checkpoint, exit_path, recreate, LeanKind};
 use crate::error::BuildError;
 use crate::strategy::{LevelJob, Looked};
 
@@ -31,21 +38,35 @@ const CHUNK: usize = 1 << 14;
 /// read, as in the retrograde strategy's forward pass.
 const BATCH: usize = 32;
 /// Lists level `job.level`'s positions (of `index`) under their exits in
-/// `dir`, then makes the level's state. Returns the state and the exit
-/// lists.
+/// `dir`, going on from the pass's checkpoint if there is a valid one,
+/// then makes the level's state. Returns the state, the exit lists and
+/// when the level's work was last saved (or the pass began).
 pub(super) fn pass<K: LeanKind>(
     job: &LevelJob<K>,
     index: &LevelIndex,
     dir: &Path,
-) -> Result<(K::Lean, Vec<List>), BuildError> {
+) -> Result<(K::Lean, Vec<List>, Instant), BuildError> {
     let n = job.level;
     let count = index.count() as usize;
-    let mut lists = (0..K::exit_lists(n))
-        .map(|k| ListWriter::create(exit_path(dir, k)))
-        .collect::<Result<Vec<_>, _>>()?;
-    for first in (0..count).step_by(GROUP) {
+    let mut last_saved = Instant::now();
+    let (mut lists, listed) = match resumed::<K>(job, index, dir)? {
+        Some((lists, listed)) => {
+            job.report_resumed(listed as u64);
+            (lists, listed)
+        }
+        None => (started::<K>(job, dir)?, 0),
+    };
+    for first in (listed..count).step_by(GROUP) {
         if job.interrupted() {
+            save(job, index, first, lists)?;
             return Err(BuildError::Interrupted);
+        }
+        if job
+            .checkpoints
+            .is_some_and(|c| last_saved.elapsed() >= c.every)
+        {
+            lists = save(job, index, first, lists)?;
+            last_saved = Instant::now();
         }
         let len = GROUP.min(count - first);
         for (at, exits) in (first as u64..).zip(exits(job, index, first, len)) {
@@ -59,7 +80,76 @@ pub(super) fn pass<K: LeanKind>(
         .into_iter()
         .map(ListWriter::finish)
         .collect::<Result<Vec<_>, _>>()?;
-    Ok((K::Lean::new(count), lists))
+    Ok((K::Lean::new(count), lists, last_saved))
+}
+
+/// New, empty exit lists in `dir` (emptied first), the level's checkpoint
+/// removed: one that was not valid could otherwise seem to fit lists
+/// written from now on.
+fn started<K: LeanKind>(job: &LevelJob<K>, dir: &Path) -> Result<Vec<ListWriter>, BuildError> {
+    if let Some(checkpoints) = job.checkpoints {
+        checkpoints.remove(job.level);
+    }
+    recreate(dir)?;
+    (0..K::exit_lists(job.level))
+        .map(|k| ListWriter::create(exit_path(dir, k)))
+        .collect()
+}
+
+/// The exit lists in `dir` reopened where the pass's checkpoint says they
+/// stood, and the positions they cover, if the job keeps checkpoints and
+/// a valid one is there, every list with it.
+fn resumed<K: LeanKind>(
+    job: &LevelJob<K>,
+    index: &LevelIndex,
+    dir: &Path,
+) -> Result<Option<(Vec<ListWriter>, usize)>, BuildError> {
+    let n = job.level;
+    let Some((listed, sealed)) = job
+        .checkpoints
+        .and_then(|c| checkpoint::load_forward(&c.path(n), n, index.count()))
+    else {
+        return Ok(None);
+    };
+    let fits = |(k, sealed): (usize, &Sealed)| ListWriter::can_reopen(&exit_path(dir, k), sealed);
+    if sealed.len() != K::exit_lists(n) || !sealed.iter().enumerate().all(fits) {
+        return Ok(None);
+    }
+    let lists = sealed
+        .into_iter()
+        .enumerate()
+        .map(|(k, sealed)| ListWriter::reopen(exit_path(dir, k), sealed))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some((lists, listed as usize)))
+}
+
+/// Seals `lists` and saves the pass's checkpoint (if the job keeps them):
+/// positions `..listed` are in the lists. Returns the lists, to be
+/// written on.
+fn save<K: LeanKind>(
+    job: &LevelJob<K>,
+    index: &LevelIndex,
+    listed: usize,
+    lists: Vec<ListWriter>,
+) -> Result<Vec<ListWriter>, BuildError> {
+    let Some(checkpoints) = job.checkpoints else {
+        return Ok(lists);
+    };
+    let (lists, sealed): (Vec<_>, Vec<_>) = lists
+        .into_iter()
+        .map(ListWriter::seal)
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .unzip();
+    let n = job.level;
+    checkpoint::save_forward(
+        &checkpoints.path(n),
+        n,
+        index.count(),
+        listed as u64,
+        &sealed,
+    )?;
+    Ok(lists)
 }
 
 /// The exits (or terminal values) of positions `first..first + len`.

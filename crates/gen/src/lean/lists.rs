@@ -4,9 +4,15 @@
 //! one level are small and repetitive, which is what both the varints and
 //! zstd compress well; a list is written once, in order, and read back
 //! once, in order.
+//!
+//! A list being written can be *sealed*: its zstd frame ended and the file
+//! synced, so that a checkpoint can record where it stands ([`Sealed`]).
+//! Writing goes on in a new frame; a list reopened at a seal drops
+//! whatever a killed run wrote after it. zstd reads frames one after
+//! another as one stream, so a sealed list reads as any other.
 
-use std::fs::File;
-use std::io::{BufWriter, Read, Write};
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::BuildError;
@@ -28,6 +34,17 @@ pub(crate) struct ListWriter {
     pending: Vec<u8>,
 }
 
+/// Where a sealed list stood: enough to reopen it there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Sealed {
+    /// The file's length, every frame complete.
+    pub(crate) bytes: u64,
+    /// Indices written.
+    pub(crate) len: u64,
+    /// The last index written (if `len` is not 0).
+    pub(crate) last: u64,
+}
+
 /// A list written out: where it is and how many indices it holds.
 #[derive(Clone, Debug)]
 pub struct List {
@@ -39,14 +56,44 @@ impl ListWriter {
     /// A new, empty list at `path` (replacing any file there).
     pub(crate) fn create(path: PathBuf) -> Result<ListWriter, BuildError> {
         let file = File::create(&path).map_err(|source| io(&path, source))?;
+        ListWriter::writing_to(path, file, None, 0)
+    }
+
+    /// The list at `path` as it was when it was `sealed`, to be written
+    /// on: anything a killed run wrote after the seal is cut off. The file
+    /// must hold the seal's bytes ([`ListWriter::can_reopen`]).
+    pub(crate) fn reopen(path: PathBuf, sealed: Sealed) -> Result<ListWriter, BuildError> {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .map_err(|e| io(&path, e))?;
+        file.set_len(sealed.bytes)
+            .and_then(|()| file.seek(SeekFrom::End(0)))
+            .map_err(|e| io(&path, e))?;
+        let last = (sealed.len > 0).then_some(sealed.last);
+        ListWriter::writing_to(path, file, last, sealed.len)
+    }
+
+    fn writing_to(
+        path: PathBuf,
+        file: File,
+        last: Option<u64>,
+        len: u64,
+    ) -> Result<ListWriter, BuildError> {
         let out = zstd::Encoder::new(BufWriter::new(file), LEVEL).map_err(|e| io(&path, e))?;
         Ok(ListWriter {
             path,
             out,
-            last: None,
-            len: 0,
+            last,
+            len,
             pending: Vec::with_capacity(READ_AHEAD),
         })
+    }
+
+    /// Whether `path` holds at least what `sealed` says was written to
+    /// it: a list that can be reopened there.
+    pub(crate) fn can_reopen(path: &Path, sealed: &Sealed) -> bool {
+        std::fs::metadata(path).is_ok_and(|m| m.len() >= sealed.bytes)
     }
 
     /// Appends `at`, which must be above every index pushed before.
@@ -78,6 +125,26 @@ impl ListWriter {
             .map_err(|e| io(&self.path, e))?;
         self.pending.clear();
         Ok(())
+    }
+
+    /// Ends the current frame and syncs the file: everything pushed so
+    /// far is on disk. Returns the list, to be written on in a new frame,
+    /// and where it stands.
+    pub(crate) fn seal(mut self) -> Result<(ListWriter, Sealed), BuildError> {
+        self.flush_pending()?;
+        let path = self.path;
+        let mut out = self.out.finish().map_err(|e| io(&path, e))?;
+        out.flush().map_err(|e| io(&path, e))?;
+        let file = out.into_inner().map_err(|e| io(&path, e.into_error()))?;
+        file.sync_data().map_err(|e| io(&path, e))?;
+        let bytes = file.metadata().map_err(|e| io(&path, e))?.len();
+        let sealed = Sealed {
+            bytes,
+            len: self.len,
+            last: self.last.unwrap_or(0),
+        };
+        let writer = ListWriter::writing_to(path, file, self.last, self.len)?;
+        Ok((writer, sealed))
     }
 
     /// Ends the stream and closes the file.
@@ -222,5 +289,67 @@ fn io(path: &Path, source: std::io::Error) -> BuildError {
     BuildError::Io {
         path: path.to_path_buf(),
         source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every index of `list`, read back.
+    fn read_all(list: &List) -> Vec<u64> {
+        let mut reader = list.read().unwrap();
+        std::iter::from_fn(|| reader.next_index().unwrap()).collect()
+    }
+
+    /// A list sealed, written on past the seal (more than the writer
+    /// holds back, so part of it reaches the file), and reopened at the
+    /// seal as a killed run's list is: it reads as if written in one go,
+    /// and what came after the seal is gone.
+    #[test]
+    fn a_list_reopened_at_its_seal_forgets_what_came_after() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let path = dir.path().join("list");
+        let before: Vec<u64> = (0..50_000).map(|i| 4 * i + i % 3).collect();
+        let after: Vec<u64> = (200_000..260_000).map(|i| 2 * i).collect();
+        let mut writer = ListWriter::create(path.clone()).unwrap();
+        writer.extend(&before).unwrap();
+        let (mut writer, sealed) = writer.seal().unwrap();
+        assert_eq!(sealed.len, before.len() as u64);
+        assert_eq!(sealed.last, *before.last().unwrap());
+        writer
+            .extend(&(1_000_000..1_300_000).collect::<Vec<_>>())
+            .unwrap();
+        writer.flush_pending().unwrap();
+        drop(writer);
+        assert!(std::fs::metadata(&path).unwrap().len() > sealed.bytes);
+
+        assert!(ListWriter::can_reopen(&path, &sealed));
+        let mut writer = ListWriter::reopen(path.clone(), sealed).unwrap();
+        writer.extend(&after).unwrap();
+        let (writer, _) = writer.seal().unwrap();
+        let list = writer.finish().unwrap();
+        let expected: Vec<u64> = before.iter().chain(&after).copied().collect();
+        assert_eq!(list.len, expected.len() as u64);
+        assert!(read_all(&list) == expected, "the reopened list differs");
+
+        let short = Sealed {
+            bytes: std::fs::metadata(&path).unwrap().len() + 1,
+            ..sealed
+        };
+        assert!(!ListWriter::can_reopen(&path, &short));
+    }
+
+    /// An empty list sealed and reopened is still empty, and then takes
+    /// its first index as any new list does.
+    #[test]
+    fn an_empty_list_reopens_empty() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let path = dir.path().join("list");
+        let (writer, sealed) = ListWriter::create(path.clone()).unwrap().seal().unwrap();
+        drop(writer);
+        let mut writer = ListWriter::reopen(path, sealed).unwrap();
+        writer.extend(&[0, 5]).unwrap();
+        assert_eq!(read_all(&writer.finish().unwrap()), [0, 5]);
     }
 }

@@ -12,7 +12,8 @@
 //! 1. **Forward pass** ([`forward`]): every position's best exit (or
 //!    terminal value) is found as the retrograde strategy finds it, and
 //!    the position's index is appended to the list of that value on disk
-//!    ([`lists`]), in index order.
+//!    ([`lists`]), in index order. A long pass is checkpointed between
+//!    groups of positions, its lists sealed ([`checkpoint`]).
 //! 2. **Thresholds** `s = n, …, 1`: the list of `−s` makes its positions
 //!    *eligible* for `L` ([`state`]), each with its same-level moves whose
 //!    child is not yet won counted by looking at them (those with none
@@ -109,8 +110,8 @@ impl Lean {
         }
         self.keeping_lists_if_checkpointed(job, || {
             let resumed = saved.is_some();
-            let (level, progress) = self.start(job, saved)?;
-            level.solve(job, progress, resumed)
+            let (level, progress, last_saved) = self.start(job, saved)?;
+            level.solve(job, progress, (resumed, last_saved))
         })
     }
 
@@ -130,7 +131,7 @@ impl Lean {
         }
         let saved = self
             .start(job, None)
-            .and_then(|(level, progress)| level.save(job, job.level, &progress));
+            .and_then(|(level, progress, _)| level.save(job, job.level, &progress));
         if saved.is_err() {
             self.remove_lists_unless_checkpointed(job);
         }
@@ -163,27 +164,30 @@ impl Lean {
     }
 
     /// `job`'s level ready for its thresholds: from the `saved` state and
-    /// progress of a checkpoint, or else after a forward pass and the
-    /// seeding that precedes the first threshold.
+    /// progress of a checkpoint, or else after a forward pass (resumed
+    /// from its own checkpoint if it has one) and the seeding that
+    /// precedes the first threshold. Returns when the level's work was
+    /// last saved, or else began.
     fn start<'a, K: LeanKind>(
         &'a self,
         job: &'a LevelJob<K>,
         saved: Option<(Vec<u8>, Progress)>,
-    ) -> Result<(Level<'a, K>, Progress), BuildError> {
+    ) -> Result<(Level<'a, K>, Progress, Instant), BuildError> {
         let n = job.level;
         let index = LevelIndex::new(job.rules.pits(), n);
         let count = index.count() as usize;
         let dir = self.level_dir(n);
-        let (state, progress, resumed) = match saved {
+        let resumed = saved.is_some();
+        let (state, progress, last_saved) = match saved {
             Some((state, progress)) => {
                 remove_frontiers(&dir);
-                (K::Lean::from_bytes(state, count), progress, true)
+                let state = K::Lean::from_bytes(state, count);
+                (state, progress, Instant::now())
             }
             None => {
-                recreate(&dir)?;
-                let (state, exits) = forward::pass(job, &index, &dir)?;
+                let (state, exits, last_saved) = forward::pass(job, &index, &dir)?;
                 let decisions = Vec::with_capacity(n as usize);
-                (state, Progress { exits, decisions }, false)
+                (state, Progress { exits, decisions }, last_saved)
             }
         };
         let level = Level {
@@ -200,7 +204,7 @@ impl Lean {
             let joined = level.seed_second(&progress.exits[K::eligible_from_start(n)])?;
             debug_assert!(joined.is_empty());
         }
-        Ok((level, progress))
+        Ok((level, progress, last_saved))
     }
 }
 
@@ -353,22 +357,23 @@ pub struct Decisions {
 
 impl<K: LeanKind> Level<'_, K> {
     /// Solves the level's thresholds from `progress` on (`resumed` from a
-    /// checkpoint, or just after the forward pass and its seeding).
+    /// checkpoint, or just after the forward pass and its seeding), the
+    /// level's work `last_saved` then: a checkpoint is due once
+    /// [`Checkpoints::every`] has passed since, which saves a long forward
+    /// pass's end before the first threshold.
     fn solve(
         &self,
         job: &LevelJob<K>,
         mut progress: Progress,
-        resumed: bool,
+        (resumed, mut last_saved): (bool, Instant),
     ) -> Result<Solution, BuildError> {
         let n = job.level;
         let count = self.index.count();
-        let started = Instant::now();
         let done = threshold_progress::<K>(n, count, &progress.exits);
         if resumed {
             let next = n - progress.decisions.len() as u32;
             job.report_resumed(count + done(next));
         }
-        let mut last_saved = started;
         for s in (1..=n - progress.decisions.len() as u32).rev() {
             if job.interrupted() {
                 self.save(job, s, &progress)?;
@@ -666,7 +671,7 @@ fn remove_frontiers(dir: &Path) {
 }
 
 /// `dir`, empty.
-fn recreate(dir: &Path) -> Result<(), BuildError> {
+pub(super) fn recreate(dir: &Path) -> Result<(), BuildError> {
     let io = |source| BuildError::Io {
         path: dir.to_path_buf(),
         source,

@@ -173,6 +173,95 @@ fn an_interrupted_lean_level_resumes_from_its_checkpoint() {
     );
 }
 
+/// A lean level stopped in the middle of its forward pass saves where its
+/// exit lists stand; started again, it lists only the positions after
+/// them (the first units it reports are resumed ones), and ends with the
+/// default strategy's values. Both kinds of table.
+#[test]
+fn an_interrupted_forward_pass_resumes_from_its_checkpoint() {
+    assert_forward_pass_resumes::<Even>(&|lean, job| lean.solve(job));
+    assert_forward_pass_resumes::<Forced>(&|lean, job| lean.solve(job));
+}
+
+/// The level a lean solver solves for a job of kind `K`.
+type LeanSolve<K> = dyn Fn(
+    &mancala_gen::Lean,
+    &mancala_gen::LevelJob<K>,
+) -> Result<mancala_gen::Solution, mancala_gen::BuildError>;
+
+fn assert_forward_pass_resumes<K: mancala_gen::Solve>(solve: &LeanSolve<K>) {
+    use mancala_core::LevelIndex;
+    use mancala_gen::{solve_in_memory, Checkpoints, Lean, LevelJob, Retrograde, Strategy};
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+
+    let oware = Rules::new(Variant::Oware, 6).unwrap();
+    let n = 10;
+    let count = LevelIndex::new(6, n).count();
+    let lower = solve_in_memory::<K>(&oware, n - 1);
+    let dir = TempDir::new().unwrap();
+    let lean = Lean {
+        dir: dir.path().join(LEAN_DIR),
+        mapped_min_positions: 1000,
+    };
+    let checkpoints = Checkpoints {
+        dir: dir.path().join("checkpoints"),
+        every: std::time::Duration::from_secs(3600),
+    };
+    let interrupt = AtomicBool::new(false);
+    let (done, resumed) = (AtomicU64::new(0), AtomicU64::new(0));
+    let progress = |units| {
+        if done.fetch_add(units, SeqCst) + units > count / 2 {
+            interrupt.store(true, SeqCst);
+        }
+    };
+    let report_resumed = |units| {
+        resumed.fetch_add(units, SeqCst);
+    };
+    let job = |interrupt| LevelJob {
+        rules: &oware,
+        level: n,
+        lower: &lower,
+        progress: &progress,
+        resumed: Some(&report_resumed),
+        checkpoints: Some(&checkpoints),
+        interrupt,
+        mark_exits: false,
+    };
+
+    let stopped = solve(&lean, &job(Some(&interrupt)));
+    assert!(
+        matches!(stopped, Err(mancala_gen::BuildError::Interrupted)),
+        "not interrupted"
+    );
+    let listed = done.load(SeqCst);
+    assert!(listed > count / 2 && listed < count, "stopped at {listed}");
+    assert!(checkpoints.path(n).exists(), "no checkpoint was written");
+
+    done.store(0, SeqCst);
+    let solution = solve(&lean, &job(None)).unwrap();
+    assert_eq!(
+        resumed.load(SeqCst),
+        listed,
+        "did not resume where it stopped"
+    );
+    assert_eq!(done.load(SeqCst), 2 * count - listed, "work miscounted");
+    let expected = Retrograde::local()
+        .solve(&LevelJob {
+            checkpoints: None,
+            resumed: None,
+            ..job(None)
+        })
+        .unwrap();
+    assert!(
+        solution.held_symbols() == expected.held_symbols(),
+        "resumed level differs"
+    );
+    assert!(
+        !lean.dir.join(format!("level-{n:03}")).exists(),
+        "the level's lists are left behind"
+    );
+}
+
 /// With a memory budget, the lower levels that fit stay in memory (a
 /// level the lean mode put together in a mapping copied out of it) and
 /// the rest are mapped: the files are still the fast mode's.
