@@ -63,7 +63,7 @@ pub fn run(args: VerifyArgs) -> Result<bool> {
     }
     let interrupt = stop_on_signal("stopping, and removing the scratch files")?;
     let mut all_ok = true;
-    for (rules, cycles) in selected {
+    for (at, &(rules, cycles)) in selected.iter().enumerate() {
         let name = dir_name(&rules, cycles);
         let verified = match cycles {
             Cycles::Even => verify_kind::<Even>(&args, &rules, &name, &interrupt),
@@ -72,8 +72,9 @@ pub fn run(args: VerifyArgs) -> Result<bool> {
         match verified {
             Ok(ok) => all_ok &= ok,
             Err(e) => match e.downcast_ref() {
-                Some(VerifyError::Interrupted { level }) => bail!(
-                    "{name}: verification interrupted during level {level}; the same command with `--from {level}` resumes it"
+                Some(&VerifyError::Interrupted { level }) => bail!(
+                    "{name}: verification interrupted during level {level}; {}",
+                    how_to_resume(&selected, at, level)
                 ),
                 _ => {
                     out!("{name}: FAILED: {e}");
@@ -91,6 +92,26 @@ pub fn run(args: VerifyArgs) -> Result<bool> {
         }
     );
     Ok(all_ok)
+}
+
+/// How to go on with a verification of the `selected` tables interrupted
+/// in level `level` of the `at`-th: `--from` alone if it is the only one;
+/// else `--from` applies to that rule set only, and the tables after it
+/// are still to verify from their first level.
+fn how_to_resume(selected: &[(Rules, Cycles)], at: usize, level: u32) -> String {
+    if selected.len() == 1 {
+        return format!("the same command with `--from {level}` resumes it");
+    }
+    let variant = selected[at].0.variant().name();
+    let left: Vec<String> = selected[at + 1..]
+        .iter()
+        .map(|(rules, cycles)| dir_name(rules, *cycles))
+        .collect();
+    let mut hint = format!("the same command with `--rules {variant} --from {level}` resumes it");
+    if !left.is_empty() {
+        hint += &format!(" (not verified yet: {})", left.join(", "));
+    }
+    hint
 }
 
 /// Verifies the tables of one rule set and kind; whether every level passed.

@@ -463,6 +463,33 @@ fn an_interrupted_verification_says_where_to_resume() {
     assert!(resumed.ends_with("verify: all tables ok\n"), "{resumed}");
 }
 
+/// With several rule sets verified, the hint names the one `--from` is
+/// for (the rule sets before it are verified; here it is the last).
+#[test]
+fn an_interrupted_verification_of_several_rule_sets_names_the_one_to_resume() {
+    let (_dir, path) = built(14);
+    ok(&["build", "--rules", "awari", "--stones", "8", "--dir", &path]);
+    let args = ["verify", "--dir", &path, "--progress-every", "0.000001"];
+    let (status, out, rest) = interrupted_once(&args, "level  13");
+    assert_eq!(status.code(), Some(1), "{rest}");
+    assert!(out.contains("awari-6 level   8:"), "{out}");
+    let error = rest.lines().last().unwrap_or_default();
+    assert!(error.starts_with("mancala-tb: oware-6: "), "{error}");
+    let level = error
+        .split("interrupted during level ")
+        .nth(1)
+        .and_then(|after| after.split(';').next())
+        .unwrap_or_else(|| panic!("no level to resume from: {rest}"));
+    assert!(
+        error.contains(&format!("`--rules oware --from {level}` resumes it")),
+        "{error}"
+    );
+    let resumed = ok(&[
+        "verify", "--dir", &path, "--rules", "oware", "--from", level,
+    ]);
+    assert!(resumed.ends_with("verify: all tables ok\n"), "{resumed}");
+}
+
 /// Ctrl-C stops a build at its next check with a one-line error and a
 /// non-zero exit, leaving no file of the level it was solving that looks
 /// complete; the same build run again ends with a clean build's files.

@@ -32,6 +32,7 @@ use crate::header::{Header, RawHeader, END_MARKER, FORMAT_VERSION, HEADER_LIMIT,
 use crate::huge_pages::filled_on_huge_pages;
 use crate::kind::TableKind;
 use crate::levels::Levels;
+use crate::order::Order;
 
 /// Blocks per group: every group has a 64-bit base offset, its blocks 32-bit
 /// offsets from it.
@@ -440,7 +441,7 @@ impl<K: TableKind> Table<K> {
         lower: &Levels<K>,
     ) -> Result<(), FormatError> {
         self.decode_into(out)?;
-        K::complete(self, out, lower)
+        K::complete(self, out, Order::Rank, lower)
     }
 
     /// [`Table::decode_entries_into`] a new vector.

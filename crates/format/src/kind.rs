@@ -9,12 +9,13 @@
 
 use std::fmt::{Debug, Display};
 
-use mancala_core::{Bounds, Cycles};
+use mancala_core::{Bounds, Cycles, LevelIndex};
 use rayon::prelude::*;
 
 use crate::error::FormatError;
 use crate::file::Table;
 use crate::levels::Levels;
+use crate::order::Order;
 
 mod sealed {
     pub trait Sealed {}
@@ -51,10 +52,14 @@ pub trait TableKind: sealed::Sealed + Copy + Default + Debug + Send + Sync + 'st
     /// Turns `symbols`, decoded from `table`, into its level's entries:
     /// restores the values a compact table left to its reader (even), or
     /// checks that every pair is bounds of the level (forced). `lower`
-    /// holds the levels below.
+    /// holds the levels below; the symbols are in `order`, which only a
+    /// table whose entries are values may be in other than by rank (then
+    /// there is nothing to restore), and which an error's index is given
+    /// back in by rank, as the table stores it.
     fn complete(
         table: &Table<Self>,
         symbols: &mut [i8],
+        order: Order,
         lower: &Levels<Self>,
     ) -> Result<(), FormatError>;
 }
@@ -93,8 +98,10 @@ impl TableKind for Even {
     fn complete(
         table: &Table<Even>,
         symbols: &mut [i8],
+        order: Order,
         lower: &Levels<Even>,
     ) -> Result<(), FormatError> {
+        debug_assert!(order == Order::Rank || table.entries_are_values());
         let header = table.header();
         header
             .encoding
@@ -137,14 +144,23 @@ impl TableKind for Forced {
     fn complete(
         table: &Table<Forced>,
         symbols: &mut [i8],
+        order: Order,
         _: &Levels<Forced>,
     ) -> Result<(), FormatError> {
-        let n = table.header().level;
+        let header = table.header();
+        let n = header.level;
         let bad = symbols
             .par_chunks(Forced::WIDTH)
             .position_first(|pair| Forced::decode(n, pair).is_none());
         match bad {
-            Some(at) => Err(table.corrupted(format!("impossible bounds stored for index {at}"))),
+            Some(at) => {
+                let pos = LevelIndex::new(header.rules.pits(), n).unrank(at as u64);
+                // Flipping is its own inverse: the entry at the flipped
+                // rank of `pos` is that of the position `pos` flips to.
+                let stored = order.index(&pos);
+                let what = format!("impossible bounds stored for index {stored}");
+                Err(table.corrupted(what))
+            }
             None => Ok(()),
         }
     }

@@ -403,7 +403,7 @@ impl Scratch {
                 flip_table(table, pits, cast_mut(&mut map))?;
                 // Nothing to restore: all that is left is the check each
                 // entry gets on its own, which holds in any order.
-                K::complete(table, cast_mut(&mut map), levels)?;
+                K::complete(table, cast_mut(&mut map), Order::Flipped, levels)?;
                 map
             }
             Some(pits) => {
@@ -527,5 +527,46 @@ mod tests {
         let mut levels = Levels::<Even>::new();
         without.hold(&mut levels, 0, vec![1; 400]).unwrap();
         assert!(dir.path().join("plain/level-000.raw").exists());
+    }
+
+    /// A forced table whose checksums hold but one of whose pairs cannot
+    /// be bounds of its level is refused when held flipped, the error
+    /// naming the pair by its index in the table (by rank), not by where
+    /// the flipped file holds it.
+    #[test]
+    fn impossible_bounds_held_flipped_are_named_by_their_rank() {
+        use crate::{write_level, Forced, Header};
+        use mancala_core::{LevelIndex, Rules, Variant};
+        let rules = Rules::new(Variant::Oware, 6).unwrap();
+        let n = 3;
+        let index = LevelIndex::new(6, n);
+        let at = (0..index.count())
+            .find(|&at| Order::Flipped.index(&index.unrank(at)) != at)
+            .unwrap();
+        let mut symbols = vec![0i8; 2 * index.count() as usize];
+        for pair in symbols.chunks_mut(2) {
+            pair[1] = -(n as i8);
+        }
+        symbols[2 * at as usize] = n as i8 + 1;
+        let dir = tempfile::TempDir::new().unwrap();
+        let path = dir.path().join("level-003.mtb");
+        write_level(
+            &Header::for_symbols::<Forced>(&rules, n, &symbols, 64),
+            &symbols,
+            &path,
+        )
+        .unwrap();
+        let table = Table::<Forced>::open(&path, None).unwrap();
+        let scratch = Scratch::new(dir.path().join("scratch"), 0).flipped(6);
+        let mut levels = Levels::<Forced>::new();
+        for _ in 0..n {
+            levels.push_unreached();
+        }
+        let err = scratch.hold_table(&mut levels, &table).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains(&format!("impossible bounds stored for index {at}")),
+            "{err}"
+        );
     }
 }
