@@ -55,7 +55,7 @@ pub use layout::{
     parse_dir_name, rule_sets, tables_dir,
 };
 pub use levels::{new_mapped_file, prefetch, Levels, Scratch, MAPPED_MIN_POSITIONS};
-pub use order::Order;
+pub use order::{flip_gathered_bytes, Order};
 pub use write::{
     encode_blocks, table_head, table_trailer, temporary_path, temporary_path_of, write_level,
     BlockFrame, EncodedTable, TEMPORARY_SUFFIX,

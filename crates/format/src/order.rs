@@ -92,16 +92,7 @@ fn flip_table_gathering<K: TableKind>(
     debug_assert!(table.entries_are_values());
     debug_assert_eq!(to.len(), table.symbols());
     let n = table.header().level;
-    let mut rectangles = (0..=n).map(|a| Rectangle::new(pits, n, a)).peekable();
-    while rectangles.peek().is_some() {
-        let mut group = vec![rectangles.next().expect("peeked")];
-        while let Some(next) = rectangles.peek() {
-            let len: usize = group.iter().map(Rectangle::len).sum();
-            if (len + next.len()) * K::WIDTH > gathered_bytes {
-                break;
-            }
-            group.extend(rectangles.next());
-        }
+    for group in groups(pits, n, K::WIDTH, gathered_bytes) {
         let gathered = gather(table, &group)?;
         let mut base = 0;
         for rectangle in &group {
@@ -112,6 +103,40 @@ fn flip_table_gathering<K: TableKind>(
         }
     }
     Ok(())
+}
+
+/// The most memory [`flip_table`] gathers at once from a table of level
+/// `n` (boards of `pits` pits per side, `width` symbols an entry): what a
+/// memory budget must leave it beside the levels it holds.
+pub fn flip_gathered_bytes(pits: usize, n: u32, width: usize) -> u64 {
+    groups(pits, n, width, GATHERED_BYTES)
+        .map(|group| (group.iter().map(Rectangle::len).sum::<usize>() * width) as u64)
+        .max()
+        .unwrap_or(0)
+}
+
+/// Level `n`'s rectangles in order, in groups of up to `gathered_bytes`
+/// of entries (`width` symbols each), a rectangle too large alone in a
+/// group of its own.
+fn groups(
+    pits: usize,
+    n: u32,
+    width: usize,
+    gathered_bytes: usize,
+) -> impl Iterator<Item = Vec<Rectangle>> {
+    let mut rectangles = (0..=n).map(move |a| Rectangle::new(pits, n, a)).peekable();
+    std::iter::from_fn(move || {
+        let mut group = vec![rectangles.next()?];
+        let mut len = group[0].len();
+        while let Some(next) = rectangles.peek() {
+            if (len + next.len()) * width > gathered_bytes {
+                break;
+            }
+            len += next.len();
+            group.extend(rectangles.next());
+        }
+        Some(group)
+    })
 }
 
 /// The entries of `group`'s rectangles read from `table`, one after
@@ -349,6 +374,27 @@ mod tests {
             write_level(&header, &forced, &path).unwrap();
             check_flip_table::<Forced>(&path, &forced, gathered);
         }
+    }
+
+    /// A level's rectangles are grouped in order, each group within the
+    /// bytes asked for unless it is one rectangle too large alone; a level
+    /// smaller than a gathering is gathered whole.
+    #[test]
+    fn rectangles_are_grouped_within_the_gathering() {
+        let (n, width, bytes) = (12, 2, 100_000);
+        let count = LevelIndex::new(6, n).count() as usize;
+        let mut next = 0;
+        for group in groups(6, n, width, bytes) {
+            let len: usize = group.iter().map(Rectangle::len).sum();
+            assert!(group.len() == 1 || len * width <= bytes, "{len}");
+            for rectangle in &group {
+                let expected = Rectangle::new(6, n, next);
+                assert_eq!(rectangle.len(), expected.len(), "out of order");
+                next += 1;
+            }
+        }
+        assert_eq!(next, n + 1, "rectangles left out");
+        assert_eq!(flip_gathered_bytes(6, n, width), (count * width) as u64);
     }
 
     fn check_flip_table<K: TableKind>(path: &std::path::Path, ranked: &[i8], gathered: usize) {

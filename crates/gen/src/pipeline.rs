@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use mancala_core::{Cycles, LevelIndex, Rules, MAX_LEVEL};
 use mancala_format::{
-    level_path, tables_dir, write_level, Encoding, Even, Forced, Header, Levels, Scratch, Table,
-    TableId, MAPPED_MIN_POSITIONS, MAX_BLOCK_SIZE,
+    flip_gathered_bytes, level_path, tables_dir, write_level, Encoding, Even, Forced, Header,
+    Levels, Scratch, Table, TableId, TableKind, MAPPED_MIN_POSITIONS, MAX_BLOCK_SIZE,
 };
 
 use crate::checkpoint::Checkpoints;
@@ -186,10 +186,29 @@ impl BuildOptions {
     }
 
     /// What of [`BuildOptions::max_memory`] is left for lower levels held
-    /// in memory beside the largest level's solving state.
+    /// in memory beside the largest level's solving state, or beside the
+    /// entries a lean build gathers to flip a lower level's table, if
+    /// they take more: levels are flipped while those held are in memory
+    /// and no level's state is.
     fn memory_for_lower_levels(&self) -> Option<u64> {
         let budget = self.max_memory?;
-        Some(budget.saturating_sub(self.solving_bytes()))
+        Some(budget.saturating_sub(self.solving_bytes().max(self.flipping_bytes())))
+    }
+
+    /// The most memory flipping a lower level's table takes (the largest
+    /// level's, gathered a group of rectangles at a time): only the lean
+    /// mode holds its lower levels flipped.
+    fn flipping_bytes(&self) -> u64 {
+        let width = match self.cycles {
+            Cycles::Even => <Even as TableKind>::WIDTH,
+            Cycles::Forced => <Forced as TableKind>::WIDTH,
+        };
+        match (self.memory, self.max_stones.checked_sub(1)) {
+            (MemoryMode::Lean, Some(largest)) => {
+                flip_gathered_bytes(self.rules.pits(), largest, width)
+            }
+            _ => 0,
+        }
     }
 }
 

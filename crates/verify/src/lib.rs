@@ -24,8 +24,8 @@ use std::sync::Arc;
 
 use mancala_core::{Bounds, LevelIndex, Move, Position, Rules, Successors, MAX_PITS};
 use mancala_format::{
-    dir_name, histogram, level_path, levels_available, tables_dir, Even, Forced, FormatError,
-    Levels, Scratch, Table, TableId, TableKind, MAPPED_MIN_POSITIONS,
+    dir_name, flip_gathered_bytes, histogram, level_path, levels_available, tables_dir, Even,
+    Forced, FormatError, Levels, Scratch, Table, TableId, TableKind, MAPPED_MIN_POSITIONS,
 };
 use rayon::prelude::*;
 
@@ -131,7 +131,8 @@ pub struct VerifyOptions {
     /// Bytes of decoded levels to hold in memory, smallest first, rather
     /// than as mapped files: a machine with room spares its disk the
     /// scratch files (default: only the levels under
-    /// `mapped_min_positions`).
+    /// `mapped_min_positions`). What a level's table takes while it is
+    /// flipped into its scratch file comes out of them.
     pub memory: Option<u64>,
     /// Levels of at least this many positions are held as mapped files
     /// unless `memory` has room for them (default
@@ -230,7 +231,8 @@ pub fn verify_with<K: Recompute>(
     let mut scratch = Scratch::new(options.scratch.join(name), options.mapped_min_positions)
         .flipped(rules.pits());
     if let Some(bytes) = options.memory {
-        scratch = scratch.with_memory(bytes);
+        let flipping = flip_gathered_bytes(rules.pits(), last, K::WIDTH);
+        scratch = scratch.with_memory(bytes.saturating_sub(flipping));
     }
     let held = |n: u32| {
         let needed_above = (n + 1..=last).any(|m| rules.reaches(m, n));
