@@ -40,6 +40,7 @@ mod kind;
 mod lists;
 mod state;
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
@@ -201,7 +202,7 @@ impl Lean {
         if !resumed {
             // Nothing is in the first set yet, so every move is pending
             // and none of these joins the second set here.
-            let joined = level.seed_second(&progress.exits[K::eligible_from_start(n)])?;
+            let joined = level.seed_second(&progress.exits[K::eligible_from_start(n)], &|_| {})?;
             debug_assert!(joined.is_empty());
         }
         Ok((level, progress, last_saved))
@@ -369,10 +370,10 @@ impl<K: LeanKind> Level<'_, K> {
     ) -> Result<Solution, BuildError> {
         let n = job.level;
         let count = self.index.count();
-        let done = threshold_progress::<K>(n, count, &progress.exits);
+        let work = ThresholdWork::new::<K>(n, count, &progress.exits);
         if resumed {
             let next = n - progress.decisions.len() as u32;
-            job.report_resumed(count + done(next));
+            job.report_resumed(count + work.done(next));
         }
         for s in (1..=n - progress.decisions.len() as u32).rev() {
             if job.interrupted() {
@@ -386,11 +387,13 @@ impl<K: LeanKind> Level<'_, K> {
                 self.save(job, s, &progress)?;
                 last_saved = Instant::now();
             }
-            let seconds = self.seed_second(&progress.exits[K::eligible_at(n, s)])?;
-            let firsts = self.seed_first(&progress.exits[K::first_seeds(n, s)])?;
-            self.propagate(firsts, seconds)?;
+            let reporter = work.reporter(s, job.progress);
+            let read = |entries| reporter.read(entries);
+            let seconds = self.seed_second(&progress.exits[K::eligible_at(n, s)], &read)?;
+            let firsts = self.seed_first(&progress.exits[K::first_seeds(n, s)], &read)?;
+            self.propagate(firsts, seconds, &|members| reporter.drained(members))?;
             progress.decisions.push(self.write_decisions(s)?);
-            (job.progress)(done(s - 1) - done(s));
+            reporter.finish();
         }
         if n == 0 {
             (job.progress)(count);
@@ -416,8 +419,8 @@ impl<K: LeanKind> Level<'_, K> {
 
     /// The positions of `list` (for even values, those whose best exit is
     /// worth `s`) join the first set if they are not in it.
-    fn seed_first(&self, list: &List) -> Result<Frontier, BuildError> {
-        self.joined_from(list, |piece| {
+    fn seed_first(&self, list: &List, read: &dyn Fn(u64)) -> Result<Frontier, BuildError> {
+        self.joined_from(list, read, |piece| {
             piece
                 .par_iter()
                 .copied()
@@ -439,15 +442,17 @@ impl<K: LeanKind> Level<'_, K> {
     ///
     /// Counted before the threshold's first set grows: every member the
     /// count sees has had its parents told, and every later one will.
-    fn seed_second(&self, list: &List) -> Result<Frontier, BuildError> {
-        self.joined_from(list, |piece| self.make_eligible(piece))
+    fn seed_second(&self, list: &List, read: &dyn Fn(u64)) -> Result<Frontier, BuildError> {
+        self.joined_from(list, read, |piece| self.make_eligible(piece))
     }
 
     /// The positions `join` returns for the pieces of `list`, which is
-    /// read a piece at a time, in a frontier.
+    /// read a piece at a time, in a frontier; `read` is told how many
+    /// entries each piece had.
     fn joined_from(
         &self,
         list: &List,
+        read: &dyn Fn(u64),
         join: impl Fn(&[u64]) -> Vec<u64>,
     ) -> Result<Frontier, BuildError> {
         let mut joined = self.frontier();
@@ -457,24 +462,35 @@ impl<K: LeanKind> Level<'_, K> {
             piece.push(at);
             if piece.len() == PIECE {
                 joined.extend(&join(&piece))?;
+                read(piece.len() as u64);
                 piece.clear();
             }
         }
         joined.extend(&join(&piece))?;
+        read(piece.len() as u64);
         Ok(joined)
     }
 
     /// Grows both sets of the threshold from their new members until
     /// neither changes, a round's new members in a [`Frontier`] so that
     /// however many there are, only a bounded number are in memory.
-    fn propagate(&self, mut firsts: Frontier, mut seconds: Frontier) -> Result<(), BuildError> {
+    fn propagate(
+        &self,
+        mut firsts: Frontier,
+        mut seconds: Frontier,
+        drained: &dyn Fn(u64),
+    ) -> Result<(), BuildError> {
         while !firsts.is_empty() || !seconds.is_empty() {
             let mut new_seconds = self.frontier();
             firsts.drain(PIECE, |piece| {
+                drained(piece.len() as u64);
                 new_seconds.extend(&self.second_parents(piece))
             })?;
             let mut new_firsts = self.frontier();
-            seconds.drain(PIECE, |piece| new_firsts.extend(&self.first_parents(piece)))?;
+            seconds.drain(PIECE, |piece| {
+                drained(piece.len() as u64);
+                new_firsts.extend(&self.first_parents(piece))
+            })?;
             (firsts, seconds) = (new_firsts, new_seconds);
         }
         Ok(())
@@ -639,20 +655,105 @@ impl<K: LeanKind> Level<'_, K> {
     }
 }
 
-/// The work units (of `count`, the thresholds' share of a level of
-/// `count` positions) done once thresholds `n, n − 1, …, s + 1` are: each
-/// threshold weighs as much as the exit lists it seeds from hold. Most
-/// positions are worth little, so the low thresholds, which come last,
-/// take most of the time: an even split of the units would tell an ETA
-/// that the level is nearly done when most of its work is ahead.
-fn threshold_progress<K: LeanKind>(n: u32, count: u64, exits: &[List]) -> impl Fn(u32) -> u64 {
-    let weights: Vec<u64> = (1..=n)
-        .map(|s| 1 + exits[K::eligible_at(n, s)].len + exits[K::first_seeds(n, s)].len)
-        .collect();
-    let total: u64 = weights.iter().sum();
-    move |s: u32| {
-        let done: u64 = weights[s as usize..].iter().sum();
-        (count as u128 * done as u128 / total.max(1) as u128) as u64
+/// The thresholds' share of a level's work units (`count` of them), split
+/// among the thresholds: each weighs as much as the exit lists it seeds
+/// from hold. Most positions are worth little, so the low thresholds,
+/// which come last, take most of the time: an even split of the units
+/// would tell an ETA that the level is nearly done when most of its work
+/// is ahead.
+struct ThresholdWork {
+    count: u64,
+    /// Threshold `s`'s weight at `s − 1`.
+    weights: Vec<u64>,
+    total: u64,
+}
+
+impl ThresholdWork {
+    fn new<K: LeanKind>(n: u32, count: u64, exits: &[List]) -> ThresholdWork {
+        let weights: Vec<u64> = (1..=n)
+            .map(|s| 1 + exits[K::eligible_at(n, s)].len + exits[K::first_seeds(n, s)].len)
+            .collect();
+        let total = weights.iter().sum::<u64>().max(1);
+        ThresholdWork {
+            count,
+            weights,
+            total,
+        }
+    }
+
+    /// The units done once thresholds `n, n − 1, …, s + 1` are.
+    fn done(&self, s: u32) -> u64 {
+        let weight: u64 = self.weights[s as usize..].iter().sum();
+        scale(self.count, weight, self.total)
+    }
+
+    /// Threshold `s`'s units, told to `progress` as its seeds are read.
+    fn reporter<'a>(&self, s: u32, progress: &'a (dyn Fn(u64) + Sync)) -> ThresholdReporter<'a> {
+        ThresholdReporter {
+            units: self.done(s - 1) - self.done(s),
+            weight: self.weights[s as usize - 1],
+            read: Cell::new(0),
+            drained: Cell::new(0),
+            told: Cell::new(0),
+            progress,
+        }
+    }
+}
+
+/// `x · numerator / denominator`, rounded down, without overflow.
+fn scale(x: u64, numerator: u64, denominator: u64) -> u64 {
+    (x as u128 * numerator as u128 / denominator as u128) as u64
+}
+
+/// Tells a threshold's units as it goes, so that a long threshold shows
+/// progress before it ends: a sixth of them as its seed lists are read
+/// (reading and seeding is the small part of a threshold), the rest as its
+/// propagation drains its frontiers, whose members number about twice its
+/// seeds (capped there; whatever is left is told when it ends).
+struct ThresholdReporter<'a> {
+    units: u64,
+    weight: u64,
+    /// Seed entries read so far.
+    read: Cell<u64>,
+    /// Frontier members drained so far.
+    drained: Cell<u64>,
+    /// Units told so far.
+    told: Cell<u64>,
+    progress: &'a (dyn Fn(u64) + Sync),
+}
+
+impl ThresholdReporter<'_> {
+    /// The units that go with reading the seeds.
+    fn seeding_units(&self) -> u64 {
+        self.units / 6
+    }
+
+    /// `entries` more seed entries were read.
+    fn read(&self, entries: u64) {
+        self.read.set(self.read.get() + entries);
+        let due = scale(self.seeding_units(), self.read.get(), self.weight);
+        self.tell(due.min(self.seeding_units()));
+    }
+
+    /// `members` more frontier members were drained.
+    fn drained(&self, members: u64) {
+        self.drained.set(self.drained.get() + members);
+        let propagating = self.units - self.seeding_units();
+        let expected = 2 * self.weight;
+        let due = scale(propagating, self.drained.get().min(expected), expected);
+        self.tell(self.seeding_units() + due);
+    }
+
+    /// The threshold is over: all its units are told.
+    fn finish(&self) {
+        self.tell(self.units);
+    }
+
+    fn tell(&self, due: u64) {
+        let told = self.told.replace(due.max(self.told.get()));
+        if due > told {
+            (self.progress)(due - told);
+        }
     }
 }
 
@@ -680,4 +781,51 @@ pub(super) fn recreate(dir: &Path) -> Result<(), BuildError> {
         std::fs::remove_dir_all(dir).map_err(io)?;
     }
     std::fs::create_dir_all(dir).map_err(io)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// A threshold's units are told a piece at a time as its seeds are read
+    /// and its frontiers drained, never more than it has, and all of them
+    /// once it ends, however far the drained members are from the
+    /// expectation.
+    #[test]
+    fn a_threshold_tells_its_units_as_it_goes_and_all_of_them_at_its_end() {
+        for (units, weight, drained) in [(6_000, 100, 150), (6_000, 100, 1_000), (7, 3, 0)] {
+            let told = Mutex::new(Vec::new());
+            let progress = |u| told.lock().unwrap().push(u);
+            let reporter = ThresholdReporter {
+                units,
+                weight,
+                read: Cell::new(0),
+                drained: Cell::new(0),
+                told: Cell::new(0),
+                progress: &progress,
+            };
+            for _ in 0..weight - 1 {
+                reporter.read(1);
+            }
+            let after_seeds: u64 = told.lock().unwrap().iter().sum();
+            assert!(after_seeds <= units / 6, "{after_seeds}");
+            for _ in 0..drained / 10 {
+                reporter.drained(10);
+            }
+            let before_end: u64 = told.lock().unwrap().iter().sum();
+            assert!(before_end <= units, "{before_end} of {units}");
+            if drained > 0 {
+                assert!(before_end > after_seeds, "nothing told while draining");
+            }
+            reporter.finish();
+            let told = told.into_inner().unwrap();
+            assert_eq!(told.iter().sum::<u64>(), units);
+            assert!(
+                told.len() > 2 || units < 100,
+                "told in {} pieces",
+                told.len()
+            );
+        }
+    }
 }
