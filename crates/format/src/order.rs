@@ -105,9 +105,11 @@ fn flip_table_gathering<K: TableKind>(
     Ok(())
 }
 
-/// The most memory [`flip_table`] gathers at once from a table of level
-/// `n` (boards of `pits` pits per side, `width` symbols an entry): what a
-/// memory budget must leave it beside the levels it holds.
+/// The most memory a table of level `n` (boards of `pits` pits per side,
+/// `width` symbols an entry) takes at once while it is held flipped
+/// ([`crate::Scratch::flipped`]): its entries are gathered a group of
+/// rectangles at a time. What a memory budget must leave beside the
+/// levels it holds.
 pub fn flip_gathered_bytes(pits: usize, n: u32, width: usize) -> u64 {
     groups(pits, n, width, GATHERED_BYTES)
         .map(|group| (group.iter().map(Rectangle::len).sum::<usize>() * width) as u64)
