@@ -161,10 +161,7 @@ impl Header {
 
     /// Symbols per position (1 for even tables, 2 for forced ones).
     pub fn symbols_per_position(&self) -> usize {
-        match self.cycles {
-            Cycles::Even => 1,
-            Cycles::Forced => 2,
-        }
+        crate::kind::symbols_per_position(self.cycles)
     }
 
     /// Symbols per block.

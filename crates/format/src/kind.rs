@@ -64,6 +64,15 @@ pub trait TableKind: sealed::Sealed + Copy + Default + Debug + Send + Sync + 'st
     ) -> Result<(), FormatError>;
 }
 
+/// Symbols per position of the tables of `cycles` ([`TableKind::WIDTH`]
+/// of its kind), for code that knows the kind only as a value.
+pub fn symbols_per_position(cycles: Cycles) -> usize {
+    match cycles {
+        Cycles::Even => Even::WIDTH,
+        Cycles::Forced => Forced::WIDTH,
+    }
+}
+
 /// Tables of one value per position, endless play an even split
 /// (`--cycles even`): the value itself is the symbol.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

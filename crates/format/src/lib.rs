@@ -49,7 +49,7 @@ pub use header::{
     histogram, Header, END_MARKER, FORMAT_VERSION, INDEX_SCHEME, MAGIC, MAX_BLOCK_SIZE,
 };
 pub use huge_pages::filled_on_huge_pages;
-pub use kind::{Even, Forced, TableKind};
+pub use kind::{symbols_per_position, Even, Forced, TableKind};
 pub use layout::{
     dir_name, level_file_name, level_files, level_path, levels_available, levels_present,
     parse_dir_name, rule_sets, tables_dir,

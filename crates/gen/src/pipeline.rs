@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use mancala_core::{Cycles, LevelIndex, Rules, MAX_LEVEL};
 use mancala_format::{
-    flip_gathered_bytes, level_path, tables_dir, write_level, Encoding, Even, Forced, Header,
-    Levels, Scratch, Table, TableId, TableKind, MAPPED_MIN_POSITIONS, MAX_BLOCK_SIZE,
+    flip_gathered_bytes, level_path, symbols_per_position, tables_dir, write_level, Encoding, Even,
+    Forced, Header, Levels, Scratch, Table, TableId, MAPPED_MIN_POSITIONS, MAX_BLOCK_SIZE,
 };
 
 use crate::checkpoint::Checkpoints;
@@ -199,10 +199,7 @@ impl BuildOptions {
     /// level's, gathered a group of rectangles at a time): only the lean
     /// mode holds its lower levels flipped.
     fn flipping_bytes(&self) -> u64 {
-        let width = match self.cycles {
-            Cycles::Even => <Even as TableKind>::WIDTH,
-            Cycles::Forced => <Forced as TableKind>::WIDTH,
-        };
+        let width = symbols_per_position(self.cycles);
         match (self.memory, self.max_stones.checked_sub(1)) {
             (MemoryMode::Lean, Some(largest)) => {
                 flip_gathered_bytes(self.rules.pits(), largest, width)

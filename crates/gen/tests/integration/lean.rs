@@ -34,6 +34,15 @@ fn build_in(
     build(&options, &Quiet).unwrap();
 }
 
+/// A lean solver keeping its lists under `root`, its levels of 1000
+/// positions or more put together in mappings.
+fn lean_in(root: &Path) -> mancala_gen::Lean {
+    mancala_gen::Lean {
+        dir: root.join(LEAN_DIR),
+        mapped_min_positions: 1000,
+    }
+}
+
 /// Every file of `dir`, by name, with its bytes.
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut files: Vec<_> = fs::read_dir(dir)
@@ -151,12 +160,8 @@ fn lean_builds_forced_bounds_byte_for_byte() {
 /// checkpoint is ignored and the level solved afresh.
 #[test]
 fn an_interrupted_lean_level_resumes_from_its_checkpoint() {
-    use mancala_gen::Lean;
     let dir = TempDir::new().unwrap();
-    let lean = Lean {
-        dir: dir.path().join(LEAN_DIR),
-        mapped_min_positions: 1000,
-    };
+    let lean = lean_in(dir.path());
     let no_lists_left = || {
         assert!(
             !lean.dir.join("level-009").exists(),
@@ -191,7 +196,7 @@ type LeanSolve<K> = dyn Fn(
 
 fn assert_forward_pass_resumes<K: mancala_gen::Solve>(solve: &LeanSolve<K>) {
     use mancala_core::LevelIndex;
-    use mancala_gen::{solve_in_memory, Checkpoints, Lean, LevelJob, Retrograde, Strategy};
+    use mancala_gen::{solve_in_memory, Checkpoints, LevelJob, Retrograde, Strategy};
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 
     let oware = Rules::new(Variant::Oware, 6).unwrap();
@@ -199,10 +204,7 @@ fn assert_forward_pass_resumes<K: mancala_gen::Solve>(solve: &LeanSolve<K>) {
     let count = LevelIndex::new(6, n).count();
     let lower = solve_in_memory::<K>(&oware, n - 1);
     let dir = TempDir::new().unwrap();
-    let lean = Lean {
-        dir: dir.path().join(LEAN_DIR),
-        mapped_min_positions: 1000,
-    };
+    let lean = lean_in(dir.path());
     let checkpoints = Checkpoints {
         dir: dir.path().join("checkpoints"),
         every: std::time::Duration::from_secs(3600),
@@ -498,13 +500,10 @@ fn a_last_level_lets_its_lower_levels_go_after_its_forward_pass() {
 #[test]
 fn a_lost_checkpoint_is_an_error() {
     use mancala_format::Levels;
-    use mancala_gen::{BuildError, Checkpoints, Lean, LevelJob};
+    use mancala_gen::{BuildError, Checkpoints, LevelJob};
     let oware = Rules::new(Variant::Oware, 6).unwrap();
     let dir = TempDir::new().unwrap();
-    let lean = Lean {
-        dir: dir.path().join(LEAN_DIR),
-        mapped_min_positions: 1000,
-    };
+    let lean = lean_in(dir.path());
     let checkpoints = Checkpoints {
         dir: dir.path().join("checkpoints"),
         every: std::time::Duration::ZERO,
