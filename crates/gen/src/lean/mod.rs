@@ -202,7 +202,9 @@ impl Lean {
         if !resumed {
             // Nothing is in the first set yet, so every move is pending
             // and none of these joins the second set here.
-            let joined = level.seed_second(&progress.exits[K::eligible_from_start(n)], &|_| {})?;
+            let work = ThresholdWork::new::<K>(n, count as u64, &progress.exits);
+            let read = work.first_seeding(job.progress);
+            let joined = level.seed_second(&progress.exits[K::eligible_from_start(n)], &read)?;
             debug_assert!(joined.is_empty());
         }
         Ok((level, progress, last_saved))
@@ -655,36 +657,72 @@ impl<K: LeanKind> Level<'_, K> {
     }
 }
 
-/// The thresholds' share of a level's work units (`count` of them), split
-/// among the thresholds: each weighs as much as the exit lists it seeds
-/// from hold. Most positions are worth little, so the low thresholds,
-/// which come last, take most of the time: an even split of the units
-/// would tell an ETA that the level is nearly done when most of its work
-/// is ahead.
+/// The share of a level's work units (`count` of them) that follows its
+/// forward pass, split among the seeding of the positions eligible from
+/// the start and the thresholds: each threshold weighs as much as the exit
+/// lists it seeds from hold. Most positions are worth little, so the low
+/// thresholds, which come last, take most of the time: an even split of
+/// the units would tell an ETA that the level is nearly done when most of
+/// its work is ahead.
 struct ThresholdWork {
     count: u64,
+    /// The entries of the list of positions eligible from the start.
+    first_seeds: u64,
     /// Threshold `s`'s weight at `s − 1`.
     weights: Vec<u64>,
     total: u64,
 }
+
+/// How many entries of the list of positions eligible from the start weigh
+/// as much as one entry of a threshold's seed lists. The first seeding
+/// only counts each position's moves, while a threshold's seeds also pay
+/// for the propagation they start; the first seeding's list can hold half
+/// the level, so weighing its entries as a threshold's would tell an ETA
+/// too late while it runs and too early after it.
+const FIRST_SEEDS_PER_SEED: u64 = 4;
 
 impl ThresholdWork {
     fn new<K: LeanKind>(n: u32, count: u64, exits: &[List]) -> ThresholdWork {
         let weights: Vec<u64> = (1..=n)
             .map(|s| 1 + exits[K::eligible_at(n, s)].len + exits[K::first_seeds(n, s)].len)
             .collect();
-        let total = weights.iter().sum::<u64>().max(1);
+        ThresholdWork::weighing(count, exits[K::eligible_from_start(n)].len, weights)
+    }
+
+    /// The work of `first_seeds` positions eligible from the start and of
+    /// thresholds weighing `weights`, told in `count` units.
+    fn weighing(count: u64, first_seeds: u64, weights: Vec<u64>) -> ThresholdWork {
+        let total = (first_seeds / FIRST_SEEDS_PER_SEED + weights.iter().sum::<u64>()).max(1);
         ThresholdWork {
             count,
+            first_seeds,
             weights,
             total,
         }
     }
 
-    /// The units done once thresholds `n, n − 1, …, s + 1` are.
+    /// The units done once the first seeding and thresholds `n, n − 1, …,
+    /// s + 1` are.
     fn done(&self, s: u32) -> u64 {
-        let weight: u64 = self.weights[s as usize..].iter().sum();
+        let thresholds: u64 = self.weights[s as usize..].iter().sum();
+        let weight = self.first_seeds / FIRST_SEEDS_PER_SEED + thresholds;
         scale(self.count, weight, self.total)
+    }
+
+    /// The first seeding's units, told to `progress` as the entries of its
+    /// list are read.
+    fn first_seeding<'a>(&self, progress: &'a (dyn Fn(u64) + Sync)) -> impl Fn(u64) + 'a {
+        let (units, seeds) = (self.done(self.weights.len() as u32), self.first_seeds);
+        let read = Cell::new(0);
+        move |entries| {
+            let before = read.get();
+            read.set(before + entries);
+            let told = |read: u64| scale(units, read.min(seeds), seeds.max(1));
+            let due = told(read.get()) - told(before);
+            if due > 0 {
+                progress(due);
+            }
+        }
     }
 
     /// Threshold `s`'s units, told to `progress` as its seeds are read.
@@ -787,6 +825,31 @@ pub(super) fn recreate(dir: &Path) -> Result<(), BuildError> {
 mod tests {
     use super::*;
     use std::sync::Mutex;
+
+    /// The first seeding tells its share as its list is read, never more,
+    /// and with the thresholds after it all the units of the level's
+    /// second half.
+    #[test]
+    fn the_first_seeding_and_the_thresholds_tell_all_their_units() {
+        let work = ThresholdWork::weighing(10_000, 900, vec![40, 25, 10, 1]);
+        let told = Mutex::new(0);
+        let progress = |u| *told.lock().unwrap() += u;
+        let told = || *told.lock().unwrap();
+        let seeding = work.done(4);
+        assert!(seeding > 0 && seeding < 10_000, "{seeding}");
+        let read = work.first_seeding(&progress);
+        read(300);
+        assert!(told() > 0 && told() < seeding, "{}", told());
+        read(600);
+        assert_eq!(told(), seeding);
+        read(50);
+        assert_eq!(told(), seeding);
+        for s in (1..=4).rev() {
+            work.reporter(s, &progress).finish();
+            assert_eq!(told(), work.done(s - 1));
+        }
+        assert_eq!(told(), 10_000);
+    }
 
     /// A threshold's units are told a piece at a time as its seeds are read
     /// and its frontiers drained, never more than it has, and all of them

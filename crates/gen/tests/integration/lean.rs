@@ -299,7 +299,8 @@ fn builds_within_a_memory_budget_byte_for_byte() {
 /// Counts a build's work in its top level, and if it `stops`, asks the
 /// build to stop once a quarter of that level's thresholds are done; notes
 /// whether the lower levels' scratch directory exists when the top level
-/// starts, and once its forward pass is done.
+/// starts, and when it goes after the forward pass (and whether it comes
+/// back).
 struct StopInTopLevel {
     top: u32,
     stops: bool,
@@ -311,7 +312,10 @@ struct StopInTopLevel {
     /// Units reported as done by an earlier run.
     resumed: std::sync::atomic::AtomicU64,
     scratch_at_start: std::sync::atomic::AtomicBool,
-    scratch_after_forward: std::sync::atomic::AtomicBool,
+    /// Units done at the first report past the forward pass that found
+    /// no scratch directory (0 if none did).
+    scratch_gone_at: std::sync::atomic::AtomicU64,
+    scratch_back: std::sync::atomic::AtomicBool,
     /// A file a killed run's frontier left, if one is planted, and whether
     /// it was still there as the top level advanced.
     stale_frontier: Option<std::path::PathBuf>,
@@ -344,9 +348,14 @@ impl mancala_gen::BuildObserver for StopInTopLevel {
         if self.stale_frontier.as_ref().is_some_and(|f| f.exists()) {
             self.stale_frontier_seen.store(true, SeqCst);
         }
-        if done > positions && done - units <= positions {
-            self.scratch_after_forward
-                .store(self.scratch.exists(), SeqCst);
+        if done > positions {
+            let gone_at = self.scratch_gone_at.load(SeqCst);
+            if !self.scratch.exists() && gone_at == 0 {
+                self.scratch_gone_at.store(done, SeqCst);
+            }
+            if self.scratch.exists() && gone_at > 0 {
+                self.scratch_back.store(true, SeqCst);
+            }
         }
         if self.stops && done > positions + positions / 4 {
             self.interrupt.store(true, SeqCst);
@@ -389,7 +398,8 @@ fn a_resumed_top_level_holds_no_lower_level() {
         done: AtomicU64::new(0),
         resumed: AtomicU64::new(0),
         scratch_at_start: AtomicBool::new(false),
-        scratch_after_forward: AtomicBool::new(false),
+        scratch_gone_at: AtomicU64::new(0),
+        scratch_back: AtomicBool::new(false),
     };
     let options = |observer: &StopInTopLevel| BuildOptions {
         memory: MemoryMode::Lean,
@@ -470,7 +480,8 @@ fn a_last_level_lets_its_lower_levels_go_after_its_forward_pass() {
         done: AtomicU64::new(0),
         resumed: AtomicU64::new(0),
         scratch_at_start: AtomicBool::new(false),
-        scratch_after_forward: AtomicBool::new(true),
+        scratch_gone_at: AtomicU64::new(0),
+        scratch_back: AtomicBool::new(false),
         stale_frontier: None,
         stale_frontier_seen: AtomicBool::new(false),
     };
@@ -479,11 +490,19 @@ fn a_last_level_lets_its_lower_levels_go_after_its_forward_pass() {
         observer.scratch_at_start.load(SeqCst),
         "lower levels not held"
     );
-    assert!(
-        !observer.scratch_after_forward.load(SeqCst),
-        "lower levels still held after the forward pass"
-    );
+    // The first part (forward pass and first seeding) reads them; the
+    // thresholds, whose units come after, do not.
     let positions = observer.positions.load(SeqCst);
+    let gone_at = observer.scratch_gone_at.load(SeqCst);
+    assert!(
+        gone_at > positions && gone_at < 2 * positions,
+        "lower levels held through the thresholds ({gone_at} of {} units)",
+        2 * positions
+    );
+    assert!(
+        !observer.scratch_back.load(SeqCst),
+        "lower levels held again"
+    );
     assert_eq!(
         observer.done.load(SeqCst),
         2 * positions,
