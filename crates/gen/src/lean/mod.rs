@@ -679,7 +679,7 @@ struct ThresholdWork {
 /// for the propagation they start; the first seeding's list can hold half
 /// the level, so weighing its entries as a threshold's would tell an ETA
 /// too late while it runs and too early after it.
-const FIRST_SEEDS_PER_SEED: u64 = 4;
+const FIRST_SEEDS_PER_SEED: u64 = 3;
 
 impl ThresholdWork {
     fn new<K: LeanKind>(n: u32, count: u64, exits: &[List]) -> ThresholdWork {
