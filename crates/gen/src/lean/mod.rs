@@ -692,21 +692,27 @@ impl ThresholdWork {
     /// The work of `first_seeds` positions eligible from the start and of
     /// thresholds weighing `weights`, told in `count` units.
     fn weighing(count: u64, first_seeds: u64, weights: Vec<u64>) -> ThresholdWork {
-        let total = (first_seeds / FIRST_SEEDS_PER_SEED + weights.iter().sum::<u64>()).max(1);
-        ThresholdWork {
+        let mut work = ThresholdWork {
             count,
             first_seeds,
             weights,
-            total,
-        }
+            total: 0,
+        };
+        work.total = work.weight_after(0).max(1);
+        work
+    }
+
+    /// The weight of the first seeding and of thresholds `n, n − 1, …,
+    /// s + 1`.
+    fn weight_after(&self, s: u32) -> u64 {
+        let thresholds: u64 = self.weights[s as usize..].iter().sum();
+        self.first_seeds / FIRST_SEEDS_PER_SEED + thresholds
     }
 
     /// The units done once the first seeding and thresholds `n, n − 1, …,
     /// s + 1` are.
     fn done(&self, s: u32) -> u64 {
-        let thresholds: u64 = self.weights[s as usize..].iter().sum();
-        let weight = self.first_seeds / FIRST_SEEDS_PER_SEED + thresholds;
-        scale(self.count, weight, self.total)
+        scale(self.count, self.weight_after(s), self.total)
     }
 
     /// The first seeding's units, told to `progress` as the entries of its

@@ -1320,7 +1320,7 @@ pub(crate) fn assert_resumes_from_its_checkpoint<K: mancala_gen::Solve>(
 
     // Killed in the propagation, three quarters of the way through the
     // level's work: past the lean mode's first seeding, which comes before
-    // its first checkpoint and can take nearly half of the second half.
+    // its first checkpoint and can take about half of the second half.
     let done = AtomicU64::new(0);
     let interrupted = catch_unwind(AssertUnwindSafe(|| {
         resumable(&|units| {
