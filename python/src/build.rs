@@ -239,6 +239,10 @@ pub struct PyLevelReport {
     bytes: u64,
     /// Whether a valid file was there already and was kept.
     reused: bool,
+    /// The share of the level (0 to 1) an earlier, interrupted build had
+    /// done when this one went on from its checkpoint; `seconds` is then
+    /// this build's part only.
+    resumed: f64,
 }
 
 impl From<&LevelReport> for PyLevelReport {
@@ -249,6 +253,7 @@ impl From<&LevelReport> for PyLevelReport {
             seconds: r.seconds,
             bytes: r.bytes,
             reused: r.reused,
+            resumed: r.resumed,
         }
     }
 }
@@ -257,12 +262,13 @@ impl From<&LevelReport> for PyLevelReport {
 impl PyLevelReport {
     fn __repr__(&self) -> String {
         format!(
-            "LevelReport(level={}, positions={}, seconds={:.3}, bytes={}, reused={})",
+            "LevelReport(level={}, positions={}, seconds={:.3}, bytes={}, reused={}, resumed={:.3})",
             self.level,
             self.positions,
             self.seconds,
             self.bytes,
-            crate::engine::python_bool(self.reused)
+            crate::engine::python_bool(self.reused),
+            self.resumed
         )
     }
 }

@@ -68,6 +68,7 @@ def test_builds_from_python_write_the_command_lines_files(tables: Tables, tmp_pa
         progress=lambda done, total, level: seen.append((done, total, level)),
     )
     assert [r.level for r in reports] == list(range(11)) and not any(r.reused for r in reports)
+    assert all(r.resumed == 0.0 for r in reports)
     assert seen and seen[-1][0] == seen[-1][1]
     ours = tmp_path / "kalah-4-noempty"
     theirs = tables.root / "kalah-4-noempty"

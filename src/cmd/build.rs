@@ -212,12 +212,14 @@ fn level_cost(r: &LevelReport) -> LevelCost {
     }
 }
 
-/// Positions solved per second, for a level that was solved and large
-/// enough for a rate to mean anything: a level of a few positions takes
-/// whatever the scheduler gives it, so its rate would be noise.
+/// Positions solved per second, for a level that was solved in this run
+/// from its start and is large enough for a rate to mean anything: a
+/// level of a few positions takes whatever the scheduler gives it, so its
+/// rate would be noise, and a resumed level's seconds are only this run's
+/// part of it.
 fn rate(r: &LevelReport) -> Option<f64> {
     const MIN_POSITIONS: u64 = 1000;
-    (!r.reused && r.positions >= MIN_POSITIONS && r.seconds >= 0.01)
+    (!r.reused && r.resumed == 0.0 && r.positions >= MIN_POSITIONS && r.seconds >= 0.01)
         .then(|| r.positions as f64 / r.seconds)
 }
 
@@ -448,6 +450,9 @@ impl BuildObserver for Progress {
 
     fn level_finished(&self, report: &LevelReport) {
         self.print(&summary_row(report));
+        if let Some(note) = resumed_note(report) {
+            self.print(&note);
+        }
     }
 }
 
@@ -476,6 +481,18 @@ impl mancala_vu::Progress for Progress {
     }
 }
 
+/// The line under a resumed level's summary row: how much of it an
+/// earlier run had done, and that the row tells this run's part only.
+fn resumed_note(r: &LevelReport) -> Option<String> {
+    (r.resumed > 0.0).then(|| {
+        format!(
+            "level {} went on from a checkpoint with {:.1}% of its work done: its seconds, peaks, read and written are this run's part only",
+            r.level,
+            100.0 * r.resumed
+        )
+    })
+}
+
 fn summary_row(r: &LevelReport) -> String {
     let outcomes = match r.exact {
         Some(exact) => format!(
@@ -490,6 +507,7 @@ fn summary_row(r: &LevelReport) -> String {
     let rate = match rate(r) {
         Some(rate) => format!("{rate:.0}"),
         None if r.reused => "reused".to_string(),
+        None if r.resumed > 0.0 => "resumed".to_string(),
         None => "-".to_string(),
     };
     let mib = |bytes: Option<u64>| bytes.map_or("-".to_string(), mebibytes);

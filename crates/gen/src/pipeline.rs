@@ -294,6 +294,11 @@ pub struct LevelReport {
     /// (for a reused level: nothing read or written, and the process's
     /// peak so far).
     pub usage: Usage,
+    /// The share of the level's work (0 to 1) that an earlier run had
+    /// done when this one went on from its checkpoint: `seconds` and
+    /// `usage` then tell this run's part only, so a rate taken from them
+    /// would overstate the solver's speed.
+    pub resumed: f64,
 }
 
 impl LevelReport {
@@ -700,6 +705,7 @@ pub(crate) fn level_report(
         histogram: header.histogram.clone(),
         reused,
         usage,
+        resumed: 0.0,
     }
 }
 
@@ -723,6 +729,12 @@ fn build_level<K: Solve>(
     let start = Instant::now();
     let checkpoints = checkpoints(options, dir);
     let advanced = |done| observer.advanced(done);
+    // Units an earlier run did, as the checkpoint resumed from tells them.
+    let resumed_units = AtomicU64::new(0);
+    let resumed_by_earlier_run = |done| {
+        resumed_units.fetch_add(done, Relaxed);
+        observer.resumed(done)
+    };
     // Units done or resumed in a first part, which the level then reports
     // as resumed: each is counted once.
     let first_part_done = AtomicU64::new(0);
@@ -733,7 +745,7 @@ fn build_level<K: Solve>(
         };
         let counted_resumed = |done| {
             first_part_done.fetch_add(done, Relaxed);
-            observer.resumed(done)
+            resumed_by_earlier_run(done)
         };
         let job = level_job(
             options,
@@ -746,7 +758,8 @@ fn build_level<K: Solve>(
         *solved = unreached_levels(n);
         scratch.clear()?;
     }
-    let resumed = |done: u64| observer.resumed(done.saturating_sub(first_part_done.load(Relaxed)));
+    let resumed =
+        |done: u64| resumed_by_earlier_run(done.saturating_sub(first_part_done.load(Relaxed)));
     let job = level_job(
         options,
         n,
@@ -760,7 +773,10 @@ fn build_level<K: Solve>(
         c.remove(n);
     }
     let seconds = start.elapsed().as_secs_f64();
-    let report = level_report(&header, seconds, bytes, metering.finish(), false);
+    let report = LevelReport {
+        resumed: resumed_units.into_inner() as f64 / (2 * positions) as f64,
+        ..level_report(&header, seconds, bytes, metering.finish(), false)
+    };
     Ok((report, solution))
 }
 

@@ -422,12 +422,17 @@ fn a_resumed_top_level_holds_no_lower_level() {
 
     fs::write(&stale, b"left by a killed run").unwrap();
     let resumed = observer(false);
-    build(&options(&resumed), &resumed).unwrap();
+    let reports = build(&options(&resumed), &resumed).unwrap();
     let positions = resumed.positions.load(SeqCst);
-    assert!(
-        resumed.resumed.load(SeqCst) > positions,
-        "did not resume past the forward pass"
-    );
+    let units = resumed.resumed.load(SeqCst);
+    assert!(units > positions, "did not resume past the forward pass");
+    // The top level's report tells the share of it the stopped run did;
+    // the others were reused, not resumed.
+    let (top_report, below) = reports.split_last().unwrap();
+    assert_eq!(top_report.level, top);
+    assert_eq!(top_report.resumed, units as f64 / (2 * positions) as f64);
+    assert!(top_report.resumed < 1.0, "{}", top_report.resumed);
+    assert!(below.iter().all(|r| r.reused && r.resumed == 0.0));
     assert!(
         !resumed.scratch_at_start.load(SeqCst),
         "lower levels held for a level resumed past its forward pass"
@@ -485,7 +490,11 @@ fn a_last_level_lets_its_lower_levels_go_after_its_forward_pass() {
         stale_frontier: None,
         stale_frontier_seen: AtomicBool::new(false),
     };
-    build(&options(top, observer.interrupt.clone()), &observer).unwrap();
+    let reports = build(&options(top, observer.interrupt.clone()), &observer).unwrap();
+    assert!(
+        reports.iter().all(|r| r.resumed == 0.0),
+        "a level built from its start reported as resumed"
+    );
     assert!(
         observer.scratch_at_start.load(SeqCst),
         "lower levels not held"
