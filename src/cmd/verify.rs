@@ -36,8 +36,9 @@ pub struct VerifyArgs {
     #[arg(long)]
     scratch: Option<PathBuf>,
     /// About how much memory the decoded levels may take, in MiB: they are
-    /// held in memory while they fit, smallest first, rather than as
-    /// scratch files on disk (default: only levels under 64 Mi positions).
+    /// held in memory while they fit, the highest level first, then the
+    /// others smallest first, rather than as scratch files on disk
+    /// (default: only levels under 64 Mi positions).
     #[arg(long, value_name = "MIB", value_parser = parse_mib)]
     max_memory: Option<usize>,
     #[command(flatten)]

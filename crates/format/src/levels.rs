@@ -292,6 +292,15 @@ impl Scratch {
         self
     }
 
+    /// Gives `bytes` more to the levels held in memory from now on: what a
+    /// caller set aside for a level it holds later (with no memory budget,
+    /// there is nothing to give to).
+    pub fn grant(&self, bytes: u64) {
+        if let Some(left) = &self.memory_left {
+            left.fetch_add(bytes, Relaxed);
+        }
+    }
+
     /// Whether a level of `positions` positions, `bytes` bytes decoded,
     /// is held in memory (and takes its share of what is left).
     fn in_memory(&self, positions: u64, bytes: usize) -> bool {

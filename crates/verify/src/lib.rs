@@ -128,11 +128,12 @@ pub struct VerifyOptions {
     /// (so the tables may be read-only), created only if needed and
     /// removed at the end.
     pub scratch: PathBuf,
-    /// Bytes of decoded levels to hold in memory, smallest first, rather
-    /// than as mapped files: a machine with room spares its disk the
-    /// scratch files (default: only the levels under
-    /// `mapped_min_positions`). What a level's table takes while it is
-    /// flipped into its scratch file comes out of them.
+    /// Bytes of decoded levels to hold in memory rather than as mapped
+    /// files: the last level first, if it fits (its positions look up
+    /// their own level at random), then the others smallest first. A
+    /// machine with room spares its disk the scratch files (default: only
+    /// the levels under `mapped_min_positions`). What a level's table takes
+    /// while it is flipped into its scratch file comes out of them.
     pub memory: Option<u64>,
     /// Levels of at least this many positions are held as mapped files
     /// unless `memory` has room for them (default
@@ -230,9 +231,19 @@ pub fn verify_with<K: Recompute>(
     // level too large for the page cache is not read at random from disk.
     let mut scratch = Scratch::new(options.scratch.join(name), options.mapped_min_positions)
         .flipped(rules.pits());
+    // The last level's positions read their own level's entries at random
+    // (moves that capture nothing stay in it), where the levels below are
+    // read nearly in sequence when flipped: so the last level is held in
+    // memory first, if it fits, and the lower levels take what is left.
+    let mut set_aside = 0;
     if let Some(bytes) = options.memory {
         let flipping = flip_gathered_bytes(rules.pits(), last, K::WIDTH);
-        scratch = scratch.with_memory(bytes.saturating_sub(flipping));
+        let budget = bytes.saturating_sub(flipping);
+        let top = LevelIndex::new(rules.pits(), last).count() * K::WIDTH as u64;
+        if top <= budget && options.from <= last {
+            set_aside = top;
+        }
+        scratch = scratch.with_memory(budget - set_aside);
     }
     let held = |n: u32| {
         let needed_above = (n + 1..=last).any(|m| rules.reaches(m, n));
@@ -263,6 +274,9 @@ pub fn verify_with<K: Recompute>(
         };
         let table = Table::<K>::open(&level_path(&dir, n), Some(expected))?;
         table.check_file_checksum()?;
+        if n == last {
+            scratch.grant(set_aside);
+        }
         scratch.hold_table(&mut levels, &table)?;
         if n < options.from {
             continue;

@@ -1037,6 +1037,34 @@ fn verify_passes_good_tables_and_finds_wrong_values() {
     assert_eq!(progress.total.load(Relaxed), positions);
     assert_eq!(progress.done.load(Relaxed), positions);
     assert_eq!(progress.levels.load(Relaxed), 7);
+    // With memory for the last level alone, it is held in memory (its
+    // positions read it at random) and every lower level mapped: the same
+    // finding.
+    let top_only = TempDir::new().unwrap();
+    let flipping = mancala_format::flip_gathered_bytes(rules.pits(), 6, 1);
+    let seen = ScratchSeen {
+        scratch: top_only.path().to_path_buf(),
+        files_at_top: Default::default(),
+    };
+    let top_held = VerifyOptions {
+        memory: Some(count(6) + flipping),
+        ..VerifyOptions {
+            mapped_min_positions: 1000,
+            ..VerifyOptions::new(top_only.path())
+        }
+    };
+    let top_first = verify_with::<Even>(dir.path(), &rules, &top_held, &seen, |_| {}).unwrap();
+    assert_eq!(summary(&top_first), summary(&checks));
+    let mapped_levels: Vec<u32> = (0..=6).filter(|&m| count(m) >= 1000).collect();
+    let files = seen.files_at_top.lock().unwrap().clone();
+    assert_eq!(
+        files,
+        mapped_levels[..mapped_levels.len() - 1]
+            .iter()
+            .map(|m| format!("level-{m:03}.raw"))
+            .collect::<Vec<_>>(),
+        "the last level mapped, or a lower one held in memory"
+    );
 
     // The same values under the original histogram: it is wrong too.
     let mut header = Header::for_symbols::<Even>(&rules, n, &values, 1024);
@@ -1489,6 +1517,29 @@ fn batched_probes_match_single_probes() {
     ));
     assert!(tb.check(&some_position(6, 7)).is_err());
     assert!(tb.check(&some_position(6, 6)).is_ok());
+}
+
+/// Notes the scratch files present when the last level (6) starts being
+/// checked, sorted.
+struct ScratchSeen {
+    scratch: std::path::PathBuf,
+    files_at_top: std::sync::Mutex<Vec<String>>,
+}
+
+impl Progress for ScratchSeen {
+    fn level_started(&self, level: u32, _positions: u64) {
+        if level != 6 {
+            return;
+        }
+        let mut names = Vec::new();
+        for dir in fs::read_dir(&self.scratch).unwrap() {
+            for file in fs::read_dir(dir.unwrap().path()).unwrap() {
+                names.push(file.unwrap().file_name().to_string_lossy().into_owned());
+            }
+        }
+        names.sort();
+        *self.files_at_top.lock().unwrap() = names;
+    }
 }
 
 /// Verification progress, counted.
