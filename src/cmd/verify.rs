@@ -35,10 +35,11 @@ pub struct VerifyArgs {
     /// read, so they may be read-only.
     #[arg(long)]
     scratch: Option<PathBuf>,
-    /// About how much memory the decoded levels may take, in MiB: they are
-    /// held in memory while they fit, the highest level first, then the
-    /// others smallest first, rather than as scratch files on disk
-    /// (default: only levels under 64 Mi positions).
+    /// About how much memory the decoded levels may take, in MiB: each
+    /// level checked is held in memory if it fits (the lower levels moved
+    /// to scratch files on disk to make room as needed), the levels below
+    /// `--from` smallest first in what is left (default: only levels under
+    /// 64 Mi positions in memory).
     #[arg(long, value_name = "MIB", value_parser = parse_mib)]
     max_memory: Option<usize>,
     #[command(flatten)]

@@ -301,6 +301,69 @@ impl Scratch {
         }
     }
 
+    /// Makes `bytes` of the memory budget free for the next level held,
+    /// moving the largest levels held in memory (of at least the mapping
+    /// threshold's positions) to scratch files until they are: what a
+    /// caller wants when that level is read at random and the levels
+    /// below it, once mapped, are read nearly in sequence. The small
+    /// levels, always held in memory, are overlooked: what they take
+    /// beyond the budget does not count against `bytes`. With no memory
+    /// budget, it does nothing.
+    pub fn reserve<K: TableKind>(
+        &self,
+        levels: &mut Levels<K>,
+        bytes: u64,
+    ) -> Result<(), FormatError> {
+        let Some(left) = &self.memory_left else {
+            return Ok(());
+        };
+        while left.load(Relaxed) < bytes {
+            let Some(n) = self.largest_movable(levels) else {
+                break;
+            };
+            self.move_to_file(levels, n)?;
+        }
+        left.fetch_max(bytes, Relaxed);
+        Ok(())
+    }
+
+    /// The largest level held in memory that is not small, if any.
+    fn largest_movable<K: TableKind>(&self, levels: &Levels<K>) -> Option<u32> {
+        let movable = |(n, (data, _)): (usize, &(LevelData, Order))| match data {
+            LevelData::Owned(symbols)
+                if (symbols.len() / K::WIDTH) as u64 >= self.mapped_min_positions =>
+            {
+                Some((symbols.len(), n as u32))
+            }
+            _ => None,
+        };
+        levels
+            .levels
+            .iter()
+            .enumerate()
+            .filter_map(movable)
+            .max()
+            .map(|(_, n)| n)
+    }
+
+    /// Moves level `n`, held in memory, to a scratch file, and gives its
+    /// bytes back to the budget.
+    fn move_to_file<K: TableKind>(
+        &self,
+        levels: &mut Levels<K>,
+        n: u32,
+    ) -> Result<(), FormatError> {
+        let slot = &mut levels.levels[n as usize];
+        let LevelData::Owned(symbols) = &slot.0 else {
+            unreachable!("level {n} is not held in memory");
+        };
+        let map = self.level_file::<K>(n, symbols)?;
+        let bytes = symbols.len() as u64;
+        *slot = (LevelData::Mapped(self.read_only(n, map)?), self.order());
+        self.grant(bytes);
+        Ok(())
+    }
+
     /// Whether a level of `positions` positions, `bytes` bytes decoded,
     /// is held in memory (and takes its share of what is left).
     fn in_memory(&self, positions: u64, bytes: usize) -> bool {
@@ -358,14 +421,7 @@ impl Scratch {
             levels.push(symbols);
             return Ok(());
         }
-        let map = match self.flipped_pits {
-            Some(pits) => self.flipped_file::<K>(pits, n, &symbols)?,
-            None => {
-                let mut map = self.new_level_file(n, symbols.len())?;
-                map.copy_from_slice(bytemuck::cast_slice(&symbols));
-                map
-            }
-        };
+        let map = self.level_file::<K>(n, &symbols)?;
         drop(symbols);
         levels.push_mapped(self.read_only(n, map)?, self.order());
         Ok(())
@@ -441,6 +497,19 @@ impl Scratch {
     /// is unlinked as soon as it is mapped).
     fn ranked_path(&self, n: u32) -> PathBuf {
         self.dir.join(format!("level-{n:03}.ranked"))
+    }
+
+    /// Level `n`'s file, written with `ranked` (its symbols in rank
+    /// order) in the order mapped levels are held in.
+    fn level_file<K: TableKind>(&self, n: u32, ranked: &[i8]) -> Result<MmapMut, FormatError> {
+        match self.flipped_pits {
+            Some(pits) => self.flipped_file::<K>(pits, n, ranked),
+            None => {
+                let mut map = self.new_level_file(n, ranked.len())?;
+                map.copy_from_slice(bytemuck::cast_slice(ranked));
+                Ok(map)
+            }
+        }
     }
 
     /// Level `n`'s file, written with `ranked` (its symbols in rank
@@ -536,6 +605,54 @@ mod tests {
         let mut levels = Levels::<Even>::new();
         without.hold(&mut levels, 0, vec![1; 400]).unwrap();
         assert!(dir.path().join("plain/level-000.raw").exists());
+    }
+
+    /// Reserving room moves the largest levels held in memory to files
+    /// until it is there, keeps small levels in memory whatever they take,
+    /// and leaves every level's symbols as they were.
+    #[test]
+    fn reserving_room_moves_the_largest_levels_to_files() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let root = dir.path().join("scratch");
+        let scratch = Scratch::new(&root, 100).with_memory(1000);
+        let mut levels = Levels::<Even>::new();
+        let mapped = |n: u32| root.join(format!("level-{n:03}.raw")).exists();
+        let all: Vec<Vec<i8>> = [90, 300, 400, 200]
+            .into_iter()
+            .map(|len| (0..len).map(|i| (i % 11) as i8).collect())
+            .collect();
+        for (n, symbols) in all.iter().enumerate() {
+            scratch
+                .hold(&mut levels, n as u32, symbols.clone())
+                .unwrap();
+        }
+        assert!((0..4).all(|n| !mapped(n)), "990 of 1000 taken");
+        // 10 left: moving level 2 (400) leaves 410, short of 500; then
+        // level 1 (300): 710.
+        scratch.reserve(&mut levels, 500).unwrap();
+        assert_eq!(
+            (0..4).map(mapped).collect::<Vec<_>>(),
+            [false, true, true, false]
+        );
+        scratch.hold(&mut levels, 4, vec![3; 500]).unwrap();
+        assert!(!mapped(4), "held in the room reserved");
+        // Nothing left to move but the small level: the room is granted
+        // all the same.
+        scratch.reserve(&mut levels, 1000).unwrap();
+        assert_eq!(
+            (0..5).map(mapped).collect::<Vec<_>>(),
+            [false, true, true, true, true]
+        );
+        scratch.hold(&mut levels, 5, vec![4; 1000]).unwrap();
+        assert!(!mapped(5));
+        for (n, symbols) in all.iter().enumerate() {
+            assert_eq!(levels.symbols(n as u32), &symbols[..], "level {n}");
+        }
+        assert_eq!(levels.symbols(4), &[3; 500][..]);
+        // Without a memory budget there is nothing to reserve.
+        let without = Scratch::new(dir.path().join("plain"), 100);
+        without.reserve(&mut levels, 1 << 20).unwrap();
+        assert!(!dir.path().join("plain").exists());
     }
 
     /// A forced table whose checksums hold but one of whose pairs cannot

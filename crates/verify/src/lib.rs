@@ -129,11 +129,13 @@ pub struct VerifyOptions {
     /// removed at the end.
     pub scratch: PathBuf,
     /// Bytes of decoded levels to hold in memory rather than as mapped
-    /// files: the last level first, if it fits (its positions look up
-    /// their own level at random), then the others smallest first. A
-    /// machine with room spares its disk the scratch files (default: only
-    /// the levels under `mapped_min_positions`). What a level's table takes
-    /// while it is flipped into its scratch file comes out of them.
+    /// files: each level recomputed, if it fits (its positions look up
+    /// their own level at random), the lower levels moved to scratch files
+    /// to make room as needed; the levels below `from` smallest first in
+    /// what the first one leaves. A machine with room spares its disk the
+    /// scratch files (default: only the levels under
+    /// `mapped_min_positions`). What a level's table takes while it is
+    /// flipped into its scratch file comes out of them.
     pub memory: Option<u64>,
     /// Levels of at least this many positions are held as mapped files
     /// unless `memory` has room for them (default
@@ -231,20 +233,25 @@ pub fn verify_with<K: Recompute>(
     // level too large for the page cache is not read at random from disk.
     let mut scratch = Scratch::new(options.scratch.join(name), options.mapped_min_positions)
         .flipped(rules.pits());
-    // The last level's positions read their own level's entries at random
-    // (moves that capture nothing stay in it), where the levels below are
-    // read nearly in sequence when flipped: so the last level is held in
-    // memory first, if it fits, and the lower levels take what is left.
+    // A level's positions read their own level's entries at random (moves
+    // that capture nothing stay in it), where the levels below are read
+    // nearly in sequence when flipped: so each level checked is held in
+    // memory, if it fits, the first one's room set aside while the levels
+    // below it are loaded, and the lower levels moved to scratch files as
+    // the levels checked grow.
+    let bytes_of = |n: u32| LevelIndex::new(rules.pits(), n).count() * K::WIDTH as u64;
+    let mut budget = None;
     let mut set_aside = 0;
     if let Some(bytes) = options.memory {
         let flipping = flip_gathered_bytes(rules.pits(), last, K::WIDTH);
-        let budget = bytes.saturating_sub(flipping);
-        let top = LevelIndex::new(rules.pits(), last).count() * K::WIDTH as u64;
-        if top <= budget && options.from <= last {
-            set_aside = top;
+        let left = bytes.saturating_sub(flipping);
+        if options.from <= last && bytes_of(options.from) <= left {
+            set_aside = bytes_of(options.from);
         }
-        scratch = scratch.with_memory(budget - set_aside);
+        scratch = scratch.with_memory(left - set_aside);
+        budget = Some(left);
     }
+    let checked_in_memory = |n: u32| n >= options.from && budget.is_some_and(|b| bytes_of(n) <= b);
     let held = |n: u32| {
         let needed_above = (n + 1..=last).any(|m| rules.reaches(m, n));
         n == last || available.binary_search(&n).is_ok() || needed_above
@@ -274,8 +281,11 @@ pub fn verify_with<K: Recompute>(
         };
         let table = Table::<K>::open(&level_path(&dir, n), Some(expected))?;
         table.check_file_checksum()?;
-        if n == last {
+        if n == options.from {
             scratch.grant(set_aside);
+        }
+        if checked_in_memory(n) {
+            scratch.reserve(&mut levels, bytes_of(n))?;
         }
         scratch.hold_table(&mut levels, &table)?;
         if n < options.from {

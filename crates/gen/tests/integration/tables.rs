@@ -1037,34 +1037,47 @@ fn verify_passes_good_tables_and_finds_wrong_values() {
     assert_eq!(progress.total.load(Relaxed), positions);
     assert_eq!(progress.done.load(Relaxed), positions);
     assert_eq!(progress.levels.load(Relaxed), 7);
-    // With memory for the last level alone, it is held in memory (its
-    // positions read it at random) and every lower level mapped: the same
-    // finding.
-    let top_only = TempDir::new().unwrap();
+    // With memory for each level checked alone, each is held in memory
+    // (its positions read it at random), the lower ones moved to scratch
+    // files to make room for it, largest first: the same finding. With
+    // room for the last level, levels 4 and 5 stay in memory until level
+    // 6 needs it; with room for level 5 only, level 4 makes room for it,
+    // and level 6, too large, is mapped.
     let flipping = mancala_format::flip_gathered_bytes(rules.pits(), 6, 1);
-    let seen = ScratchSeen {
-        scratch: top_only.path().to_path_buf(),
-        files_at_top: Default::default(),
-    };
-    let top_held = VerifyOptions {
+    for (room_for, expected) in [
+        (6, [(4, vec![]), (5, vec![]), (6, vec![4, 5])]),
+        (5, [(4, vec![]), (5, vec![4]), (6, vec![4, 6])]),
+    ] {
+        let scratch = TempDir::new().unwrap();
+        let seen = ScratchSeen::new(scratch.path());
+        let each_held = VerifyOptions {
+            memory: Some(count(room_for) + flipping),
+            ..VerifyOptions {
+                mapped_min_positions: 1000,
+                ..VerifyOptions::new(scratch.path())
+            }
+        };
+        let held = verify_with::<Even>(dir.path(), &rules, &each_held, &seen, |_| {}).unwrap();
+        assert_eq!(
+            summary(&held),
+            summary(&checks),
+            "room for level {room_for}"
+        );
+        assert_eq!(seen.files_at(4..=6), expected, "room for level {room_for}");
+    }
+    // From level 6 only, with room for it: it is held in memory, and the
+    // levels below, loaded first, take none of its room.
+    let scratch = TempDir::new().unwrap();
+    let seen = ScratchSeen::new(scratch.path());
+    let top_only = VerifyOptions {
+        from: 6,
         memory: Some(count(6) + flipping),
-        ..VerifyOptions {
-            mapped_min_positions: 1000,
-            ..VerifyOptions::new(top_only.path())
-        }
+        mapped_min_positions: 1000,
+        ..VerifyOptions::new(scratch.path())
     };
-    let top_first = verify_with::<Even>(dir.path(), &rules, &top_held, &seen, |_| {}).unwrap();
-    assert_eq!(summary(&top_first), summary(&checks));
-    let mapped_levels: Vec<u32> = (0..=6).filter(|&m| count(m) >= 1000).collect();
-    let files = seen.files_at_top.lock().unwrap().clone();
-    assert_eq!(
-        files,
-        mapped_levels[..mapped_levels.len() - 1]
-            .iter()
-            .map(|m| format!("level-{m:03}.raw"))
-            .collect::<Vec<_>>(),
-        "the last level mapped, or a lower one held in memory"
-    );
+    let top = verify_with::<Even>(dir.path(), &rules, &top_only, &seen, |_| {}).unwrap();
+    assert_eq!(summary(&top), summary(&checks[6..]));
+    assert_eq!(seen.files_at(6..=6), [(6, vec![4, 5])]);
 
     // The same values under the original histogram: it is wrong too.
     let mut header = Header::for_symbols::<Even>(&rules, n, &values, 1024);
@@ -1519,26 +1532,46 @@ fn batched_probes_match_single_probes() {
     assert!(tb.check(&some_position(6, 6)).is_ok());
 }
 
-/// Notes the scratch files present when the last level (6) starts being
-/// checked, sorted.
+/// Notes, for each level checked, the scratch files present when it
+/// starts being checked, sorted.
+#[derive(Default)]
 struct ScratchSeen {
     scratch: std::path::PathBuf,
-    files_at_top: std::sync::Mutex<Vec<String>>,
+    files_at: std::sync::Mutex<std::collections::BTreeMap<u32, Vec<String>>>,
+}
+
+impl ScratchSeen {
+    fn new(scratch: &Path) -> ScratchSeen {
+        ScratchSeen {
+            scratch: scratch.to_path_buf(),
+            ..ScratchSeen::default()
+        }
+    }
+
+    /// The scratch files seen at the start of `levels`, named by level.
+    fn files_at(&self, levels: std::ops::RangeInclusive<u32>) -> Vec<(u32, Vec<u32>)> {
+        let seen = self.files_at.lock().unwrap();
+        levels
+            .map(|m| {
+                let files = seen[&m].iter().map(|name| name[6..9].parse().unwrap());
+                (m, files.collect())
+            })
+            .collect()
+    }
 }
 
 impl Progress for ScratchSeen {
     fn level_started(&self, level: u32, _positions: u64) {
-        if level != 6 {
-            return;
-        }
         let mut names = Vec::new();
-        for dir in fs::read_dir(&self.scratch).unwrap() {
-            for file in fs::read_dir(dir.unwrap().path()).unwrap() {
-                names.push(file.unwrap().file_name().to_string_lossy().into_owned());
+        if let Ok(dirs) = fs::read_dir(&self.scratch) {
+            for dir in dirs {
+                for file in fs::read_dir(dir.unwrap().path()).unwrap() {
+                    names.push(file.unwrap().file_name().to_string_lossy().into_owned());
+                }
             }
         }
         names.sort();
-        *self.files_at_top.lock().unwrap() = names;
+        self.files_at.lock().unwrap().insert(level, names);
     }
 }
 
