@@ -268,6 +268,8 @@ pub(crate) struct Progress {
     /// which its ETA leaves out of the rate.
     total_resumed: AtomicU64,
     level_resumed: AtomicU64,
+    /// What the whole run's bar is called.
+    total_label: String,
     terminal: bool,
     lines: Option<Lines>,
 }
@@ -293,9 +295,18 @@ impl Progress {
             level: Mutex::new(None),
             total_resumed: AtomicU64::new(0),
             level_resumed: AtomicU64::new(0),
+            total_label: "all levels".to_string(),
             terminal,
             lines: None,
         }
+    }
+
+    /// This progress, its whole run's bar called `label`: a command that
+    /// goes over several rule sets, one run each, names the one its
+    /// overall share and ETA are of.
+    pub(crate) fn with_total_label(mut self, label: String) -> Progress {
+        self.total_label = label;
+        self
     }
 
     /// This progress, writing a line to stderr at most once every `every`
@@ -405,7 +416,7 @@ impl Progress {
 impl BuildObserver for Progress {
     fn build_started(&self, work: u64) {
         if self.tracked() && work > 0 {
-            *Progress::bar(&self.total) = Some(self.styled(work, "all levels".to_string()));
+            *Progress::bar(&self.total) = Some(self.styled(work, self.total_label.clone()));
         }
     }
 

@@ -171,7 +171,9 @@ fn verify_kind<K: Recompute>(
         interrupt: Some(interrupt.clone()),
         ..VerifyOptions::new(args.scratch.clone().unwrap_or_else(std::env::temp_dir))
     };
-    let progress = Progress::new().with_lines(args.progress.every());
+    let progress = Progress::new()
+        .with_lines(args.progress.every())
+        .with_total_label(format!("{name}, all levels"));
     let checks = verify_with::<K>(&args.dir, rules, &options, &progress, |c| {
         progress.print(&check_lines(name, c))
     });

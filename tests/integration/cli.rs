@@ -229,7 +229,7 @@ fn verify_checks_the_levels_asked_for_and_tells_its_progress() {
     let err = stderr(&out);
     assert!(
         err.lines()
-            .any(|l| l.starts_with("progress: level") && l.contains("; all levels ")),
+            .any(|l| l.starts_with("progress: level") && l.contains("; oware-6, all levels ")),
         "no progress line: {err:?}"
     );
     let out = mancala_tb(&["verify", "--dir", &path, "--from", "7", "--to", "6"]);
