@@ -240,18 +240,18 @@ pub fn verify_with<K: Recompute>(
     // below it are loaded, and the lower levels moved to scratch files as
     // the levels checked grow.
     let bytes_of = |n: u32| LevelIndex::new(rules.pits(), n).count() * K::WIDTH as u64;
-    let mut budget = None;
-    let mut set_aside = 0;
-    if let Some(bytes) = options.memory {
-        let flipping = flip_gathered_bytes(rules.pits(), last, K::WIDTH);
-        let left = bytes.saturating_sub(flipping);
-        if options.from <= last && bytes_of(options.from) <= left {
-            set_aside = bytes_of(options.from);
-        }
-        scratch = scratch.with_memory(left - set_aside);
-        budget = Some(left);
-    }
+    let budget = options
+        .memory
+        .map(|bytes| bytes.saturating_sub(flip_gathered_bytes(rules.pits(), last, K::WIDTH)));
     let checked_in_memory = |n: u32| n >= options.from && budget.is_some_and(|b| bytes_of(n) <= b);
+    let set_aside = if options.from <= last && checked_in_memory(options.from) {
+        bytes_of(options.from)
+    } else {
+        0
+    };
+    if let Some(budget) = budget {
+        scratch = scratch.with_memory(budget - set_aside);
+    }
     let held = |n: u32| {
         let needed_above = (n + 1..=last).any(|m| rules.reaches(m, n));
         n == last || available.binary_search(&n).is_ok() || needed_above
