@@ -346,6 +346,11 @@ function graphPoint(p, x, y) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// A user whose system asks for less motion sees each move's steps without
+// the pauses between them.
+const reducedMotion = window.matchMedia("(prefers-reduced-motion: reduce)");
+const pause = (ms) => sleep(reducedMotion.matches ? 0 : ms);
+
 // Shows a move stone by stone: the pit emptied, each stone dropped along
 // the path, then the captured pits flashed and emptied into the store.
 async function animate(before, answer) {
@@ -359,7 +364,7 @@ async function animate(before, answer) {
   sides[mover][pit] = 0;
   drawCounts(sides, stores);
   for (const spot of path) {
-    await sleep(step);
+    await pause(step);
     if (spot.store) {
       stores[SIDES.indexOf(spot.side)] += 1;
     } else {
@@ -370,13 +375,13 @@ async function animate(before, answer) {
   }
   if (captured.length === 0) return;
   for (const spot of captured) $(pitId(spot.side, spot.pit)).classList.add("captured");
-  await sleep(600);
+  await pause(600);
   for (const spot of captured) {
     sides[spot.side][spot.pit] = 0;
     stores[SIDES.indexOf(mover)] += spot.stones;
   }
   drawCounts(sides, stores);
-  await sleep(300);
+  await pause(300);
 }
 
 // Plays `move` in the state shown: animation, then the new state analysed.

@@ -107,20 +107,20 @@ def test_an_interrupted_build_leaves_no_partial_level(tmp_path: Path) -> None:
     class Stop(Exception):
         pass
 
-    def stop_at_level_14(done: int, total: int, level: int) -> None:
-        if level >= 14:
+    def stop_at_level_11(done: int, total: int, level: int) -> None:
+        if level >= 11:
             raise Stop
 
     with pytest.raises(Stop):
-        mancala_tb.build(tmp_path, stones=16, progress=stop_at_level_14)
+        mancala_tb.build(tmp_path, stones=13, progress=stop_at_level_11)
     files = sorted(p.name for p in (tmp_path / "oware-6").glob("level-*"))
     assert files and all(f.endswith(".mtb") for f in files)
     with mancala_tb.open_tablebase(tmp_path) as tb:
         top = tb.max_level
-        assert top is not None and top < 16
+        assert top is not None and top < 13
         assert tb.values(np.zeros((1, 12), dtype=np.uint8)).tolist() == [0]
-    reports = mancala_tb.build(tmp_path, stones=16, progress=False)
-    assert [r.reused for r in reports] == [n <= top for n in range(17)]
+    reports = mancala_tb.build(tmp_path, stones=13, progress=False)
+    assert [r.reused for r in reports] == [n <= top for n in range(14)]
 
 
 def test_ctrl_c_stops_a_build_promptly_and_cleanly(tmp_path: Path) -> None:

@@ -621,8 +621,10 @@ fn verify_fails_after_a_file_is_damaged() {
 
 /// The value Romein and Bal published for this position (and every move's)
 /// under the rules Awari was solved with: the mover draws, and only `f`
-/// keeps the draw.
+/// keeps the draw. The position holds 16 stones, so this needs every awari
+/// level to 16.
 #[test]
+#[ignore = "large tier (awari 0-16): `cargo test -- --include-ignored` runs it"]
 fn awari_matches_the_published_value() {
     let dir = TempDir::new().unwrap();
     let path = dir.path().to_str().unwrap();
@@ -744,7 +746,7 @@ fn value_line(value: i32) -> String {
 /// in either memory mode (the lean one leaving no list behind).
 #[test]
 fn a_build_killed_mid_level_resumes_to_identical_tables() {
-    const TOP: u32 = 15;
+    const TOP: u32 = 13;
     let (reference, _) = built(TOP);
     for memory in ["fast", "lean"] {
         assert_killed_build_resumes(&reference, TOP, memory);

@@ -84,16 +84,27 @@ fn build_args<'a>(rules: &[&'a str], stones: &'a str, dir: &'a Path) -> Vec<&'a 
 
 #[test]
 fn ranks_write_the_files_one_process_writes() {
+    assert_ranks_write_what_one_process_writes(&[
+        ("oware", "13"),
+        ("kalah", "13"),
+        ("forced", "10"),
+    ]);
+}
+
+/// For each (`oware`, `kalah` or `forced` oware; top level), a build under
+/// `mpirun` writes the files of one process and prints every rank's
+/// summary.
+fn assert_ranks_write_what_one_process_writes(builds: &[(&str, &str)]) {
     let _ = mpirun_or_skip!();
-    for (rules, stones, dir) in [
-        (&["--rules", "oware"][..], "16", "oware-6"),
-        (&["--rules", "kalah"][..], "16", "kalah-6"),
-        (
-            &["--rules", "oware", "--cycles", "forced"][..],
-            "12",
-            "oware-6-forced",
-        ),
-    ] {
+    for &(kind, stones) in builds {
+        let (rules, dir): (&[&str], &str) = match kind {
+            "oware" => (&["--rules", "oware"], "oware-6"),
+            "kalah" => (&["--rules", "kalah"], "kalah-6"),
+            _ => (
+                &["--rules", "oware", "--cycles", "forced"],
+                "oware-6-forced",
+            ),
+        };
         let one = tempfile::tempdir().unwrap();
         let single = mancala_tb(&build_args(rules, stones, one.path()));
         assert!(single.status.success(), "{single:?}");
@@ -121,21 +132,22 @@ fn ranks_write_the_files_one_process_writes() {
 fn a_killed_rank_stops_the_job_and_a_rerun_completes_it() {
     let mut job = mpirun_or_skip!();
     let dir = tempfile::tempdir().unwrap();
-    let args = build_args(&["--rules", "oware"], "16", dir.path());
+    const TOP: &str = "14";
+    let args = build_args(&["--rules", "oware"], TOP, dir.path());
     let mut running = job
         .args(&args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Mid-build: once level 13 is written, kill rank 1 (the ranks are
+    // Mid-build: once level 12 is written, kill rank 1 (the ranks are
     // mpirun's children, in rank order).
     let tables = dir.path().join("oware-6");
     let started = Instant::now();
-    while !tables.join("level-013.mtb").exists() {
+    while !tables.join("level-012.mtb").exists() {
         assert!(
             started.elapsed() < Duration::from_secs(300),
-            "level 13 never came"
+            "level 12 never came"
         );
         assert!(running.try_wait().unwrap().is_none(), "the job ended early");
         std::thread::sleep(Duration::from_millis(20));
@@ -157,7 +169,7 @@ fn a_killed_rank_stops_the_job_and_a_rerun_completes_it() {
     };
     assert!(!status.success());
     assert!(
-        !tables.join("level-017.mtb").exists(),
+        !tables.join(format!("level-0{TOP}.mtb")).exists(),
         "killed before the end"
     );
     // The same command again resumes and completes: the files of one
@@ -170,7 +182,7 @@ fn a_killed_rank_stops_the_job_and_a_rerun_completes_it() {
     );
     let one = tempfile::tempdir().unwrap();
     assert!(
-        mancala_tb(&build_args(&["--rules", "oware"], "16", one.path()))
+        mancala_tb(&build_args(&["--rules", "oware"], TOP, one.path()))
             .status
             .success()
     );

@@ -446,9 +446,9 @@ fn interrupted_once(
 /// level then finishes it.
 #[test]
 fn an_interrupted_verification_says_where_to_resume() {
-    let (_dir, path) = built(14);
+    let (_dir, path) = built(12);
     let args = ["verify", "--dir", &path, "--progress-every", "0.000001"];
-    let (status, out, rest) = interrupted_once(&args, "level  13");
+    let (status, out, rest) = interrupted_once(&args, "level  11");
     assert_eq!(status.code(), Some(1), "{rest}");
     assert!(!out.contains("all tables ok"), "{out}");
     let error = rest.lines().last().unwrap_or_default();
@@ -457,7 +457,7 @@ fn an_interrupted_verification_says_where_to_resume() {
         .nth(1)
         .and_then(|after| after.split(';').next())
         .unwrap_or_else(|| panic!("no level to resume from: {rest}"));
-    assert!(["13", "14"].contains(&level), "{error}");
+    assert!(["11", "12"].contains(&level), "{error}");
     assert!(error.contains(&format!("`--from {level}`")), "{error}");
     let resumed = ok(&["verify", "--dir", &path, "--from", level]);
     assert!(resumed.ends_with("verify: all tables ok\n"), "{resumed}");
@@ -467,10 +467,10 @@ fn an_interrupted_verification_says_where_to_resume() {
 /// for (the rule sets before it are verified; here it is the last).
 #[test]
 fn an_interrupted_verification_of_several_rule_sets_names_the_one_to_resume() {
-    let (_dir, path) = built(14);
+    let (_dir, path) = built(12);
     ok(&["build", "--rules", "awari", "--stones", "8", "--dir", &path]);
     let args = ["verify", "--dir", &path, "--progress-every", "0.000001"];
-    let (status, out, rest) = interrupted_once(&args, "level  13");
+    let (status, out, rest) = interrupted_once(&args, "level  11");
     assert_eq!(status.code(), Some(1), "{rest}");
     assert!(out.contains("awari-6 level   8:"), "{out}");
     let error = rest.lines().last().unwrap_or_default();
@@ -496,7 +496,7 @@ fn an_interrupted_verification_of_several_rule_sets_names_the_one_to_resume() {
 #[test]
 fn an_interrupted_build_stops_cleanly_and_resumes() {
     let clean = tempfile::TempDir::new().unwrap();
-    let top = "13";
+    let top = "11";
     let args = |dir: &Path| {
         vec![
             "build".to_string(),
@@ -514,14 +514,14 @@ fn an_interrupted_build_stops_cleanly_and_resumes() {
     assert_clean_exit(&out, 0, "a clean build");
 
     let dir = tempfile::TempDir::new().unwrap();
-    let (status, _, rest) = interrupted_once(&args(dir.path()), "level  12");
+    let (status, _, rest) = interrupted_once(&args(dir.path()), "level  10");
     assert_eq!(status.code(), Some(1), "{rest}");
     assert!(rest.contains("build interrupted"), "{rest}");
 
     let oware = mancala_core::Rules::new(mancala_core::Variant::Oware, 6).unwrap();
     let ours = tables_dir(dir.path(), &oware, Cycles::Even);
     let theirs = tables_dir(clean.path(), &oware, Cycles::Even);
-    for n in 0..=13 {
+    for n in 0..=11 {
         let name = level_file_name(n);
         if let Ok(bytes) = fs::read(ours.join(&name)) {
             assert!(
@@ -532,7 +532,7 @@ fn an_interrupted_build_stops_cleanly_and_resumes() {
     }
     let out = crate::binary().args(args(dir.path())).output().unwrap();
     assert_clean_exit(&out, 0, "the resumed build");
-    for n in 0..=13 {
+    for n in 0..=11 {
         let name = level_file_name(n);
         assert!(
             fs::read(ours.join(&name)).unwrap() == fs::read(theirs.join(&name)).unwrap(),

@@ -107,9 +107,12 @@ async fn browser(driver_url: &str) -> Client {
         "goog:chromeOptions".into(),
         json!({
             "binary": CHROMIUM,
+            // Reduced motion: the board shows each move's steps without
+            // pausing between them (whole games are played here).
             "args": ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                      "--disable-background-networking", "--disable-component-update",
-                     "--disable-sync", format!("--window-size={},{}", WINDOW.0, WINDOW.1)],
+                     "--disable-sync", "--force-prefers-reduced-motion",
+                     format!("--window-size={},{}", WINDOW.0, WINDOW.1)],
         }),
     );
     let started = Instant::now();
@@ -203,7 +206,7 @@ async fn settled(client: &Client, state: &Json) {
             started.elapsed() < SETTLE,
             "the page shows {shown}, expected {state}"
         );
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
 
@@ -277,6 +280,12 @@ async fn the_web_board_analyses_and_plays_in_chromium() {
 /// position's error banner.
 async fn drive(client: &Client, base: &str) {
     client.goto(&format!("{base}/")).await.unwrap();
+    let reduced = page(
+        client,
+        "return window.matchMedia('(prefers-reduced-motion: reduce)').matches;",
+    )
+    .await;
+    assert_eq!(reduced, json!(true), "the browser asks for reduced motion");
     client
         .wait()
         .for_element(Locator::Css("#rules option[value='kalah-4']"))
@@ -472,7 +481,7 @@ async fn tables_view(client: &Client, base: &str) {
         != "ready"
     {
         assert!(started.elapsed() < SETTLE, "the Tables view does not load");
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(Duration::from_millis(25)).await;
     }
     let tables = api_get(base, "/v1/tables").await;
     let tables = tables["tables"].as_array().unwrap();

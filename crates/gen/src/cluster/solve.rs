@@ -20,7 +20,6 @@
 
 use mancala_core::{rank, LevelIndex, Rules, MAX_PITS};
 use rayon::prelude::*;
-use voracious_radix_sort::RadixSort;
 
 use super::shares::{LowerShares, Split};
 use super::transport::{max, sum, Transport};
@@ -177,7 +176,7 @@ impl<K: Solve, T: Transport> LevelAcross<'_, K, T> {
         for piece in 0..pieces {
             let members = frontier.chunks(FRONTIER_PIECE).nth(piece).unwrap_or(&[]);
             let mut parents = same_level_parents(self.rules, &index, members);
-            parents.voracious_mt_sort(rayon::current_num_threads());
+            parents.par_sort_unstable();
             let outgoing = (0..ranks)
                 .map(|r| {
                     let range = self.split.range(r);
@@ -244,9 +243,7 @@ impl Asks {
                 entries[slot][w] = b as i8;
             }
         }
-        self.by_owner
-            .par_iter_mut()
-            .for_each(|a| a.voracious_sort());
+        self.by_owner.par_iter_mut().for_each(|a| a.sort_unstable());
         let outgoing = self.by_owner.par_iter().map(|a| encode_asks(a)).collect();
         let questions = transport.exchange(outgoing);
         let answers = questions
