@@ -84,27 +84,16 @@ fn build_args<'a>(rules: &[&'a str], stones: &'a str, dir: &'a Path) -> Vec<&'a 
 
 #[test]
 fn ranks_write_the_files_one_process_writes() {
-    assert_ranks_write_what_one_process_writes(&[
-        ("oware", "13"),
-        ("kalah", "13"),
-        ("forced", "10"),
-    ]);
-}
-
-/// For each (`oware`, `kalah` or `forced` oware; top level), a build under
-/// `mpirun` writes the files of one process and prints every rank's
-/// summary.
-fn assert_ranks_write_what_one_process_writes(builds: &[(&str, &str)]) {
     let _ = mpirun_or_skip!();
-    for &(kind, stones) in builds {
-        let (rules, dir): (&[&str], &str) = match kind {
-            "oware" => (&["--rules", "oware"], "oware-6"),
-            "kalah" => (&["--rules", "kalah"], "kalah-6"),
-            _ => (
-                &["--rules", "oware", "--cycles", "forced"],
-                "oware-6-forced",
-            ),
-        };
+    for (rules, stones, dir) in [
+        (&["--rules", "oware"][..], "13", "oware-6"),
+        (&["--rules", "kalah"][..], "13", "kalah-6"),
+        (
+            &["--rules", "oware", "--cycles", "forced"][..],
+            "10",
+            "oware-6-forced",
+        ),
+    ] {
         let one = tempfile::tempdir().unwrap();
         let single = mancala_tb(&build_args(rules, stones, one.path()));
         assert!(single.status.success(), "{single:?}");
