@@ -7,6 +7,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use mancala_format::level_file_name;
+
 use super::mancala_tb;
 
 /// Ranks of the jobs; more than this machine's cores, oversubscribed.
@@ -121,22 +123,24 @@ fn ranks_write_the_files_one_process_writes() {
 fn a_killed_rank_stops_the_job_and_a_rerun_completes_it() {
     let mut job = mpirun_or_skip!();
     let dir = tempfile::tempdir().unwrap();
-    const TOP: &str = "14";
-    let args = build_args(&["--rules", "oware"], TOP, dir.path());
+    const TOP: u32 = 14;
+    let top = TOP.to_string();
+    let args = build_args(&["--rules", "oware"], &top, dir.path());
     let mut running = job
         .args(&args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Mid-build: once level 12 is written, kill rank 1 (the ranks are
-    // mpirun's children, in rank order).
+    // Mid-build: once level TOP - 2 is written, kill rank 1 (the ranks
+    // are mpirun's children, in rank order).
     let tables = dir.path().join("oware-6");
     let started = Instant::now();
-    while !tables.join("level-012.mtb").exists() {
+    while !tables.join(level_file_name(TOP - 2)).exists() {
         assert!(
             started.elapsed() < Duration::from_secs(300),
-            "level 12 never came"
+            "level {} never came",
+            TOP - 2
         );
         assert!(running.try_wait().unwrap().is_none(), "the job ended early");
         std::thread::sleep(Duration::from_millis(20));
@@ -158,7 +162,7 @@ fn a_killed_rank_stops_the_job_and_a_rerun_completes_it() {
     };
     assert!(!status.success());
     assert!(
-        !tables.join(format!("level-0{TOP}.mtb")).exists(),
+        !tables.join(level_file_name(TOP)).exists(),
         "killed before the end"
     );
     // The same command again resumes and completes: the files of one
@@ -171,7 +175,7 @@ fn a_killed_rank_stops_the_job_and_a_rerun_completes_it() {
     );
     let one = tempfile::tempdir().unwrap();
     assert!(
-        mancala_tb(&build_args(&["--rules", "oware"], TOP, one.path()))
+        mancala_tb(&build_args(&["--rules", "oware"], &top, one.path()))
             .status
             .success()
     );

@@ -496,12 +496,12 @@ fn an_interrupted_verification_of_several_rule_sets_names_the_one_to_resume() {
 #[test]
 fn an_interrupted_build_stops_cleanly_and_resumes() {
     let clean = tempfile::TempDir::new().unwrap();
-    let top = "11";
+    const TOP: u32 = 11;
     let args = |dir: &Path| {
         vec![
             "build".to_string(),
             "--stones".to_string(),
-            top.to_string(),
+            TOP.to_string(),
             "--memory".to_string(),
             "lean".to_string(),
             "--progress-every".to_string(),
@@ -514,14 +514,14 @@ fn an_interrupted_build_stops_cleanly_and_resumes() {
     assert_clean_exit(&out, 0, "a clean build");
 
     let dir = tempfile::TempDir::new().unwrap();
-    let (status, _, rest) = interrupted_once(&args(dir.path()), "level  10");
+    let (status, _, rest) = interrupted_once(&args(dir.path()), &format!("level {:>3}", TOP - 1));
     assert_eq!(status.code(), Some(1), "{rest}");
     assert!(rest.contains("build interrupted"), "{rest}");
 
     let oware = mancala_core::Rules::new(mancala_core::Variant::Oware, 6).unwrap();
     let ours = tables_dir(dir.path(), &oware, Cycles::Even);
     let theirs = tables_dir(clean.path(), &oware, Cycles::Even);
-    for n in 0..=11 {
+    for n in 0..=TOP {
         let name = level_file_name(n);
         if let Ok(bytes) = fs::read(ours.join(&name)) {
             assert!(
@@ -532,7 +532,7 @@ fn an_interrupted_build_stops_cleanly_and_resumes() {
     }
     let out = crate::binary().args(args(dir.path())).output().unwrap();
     assert_clean_exit(&out, 0, "the resumed build");
-    for n in 0..=11 {
+    for n in 0..=TOP {
         let name = level_file_name(n);
         assert!(
             fs::read(ours.join(&name)).unwrap() == fs::read(theirs.join(&name)).unwrap(),
