@@ -117,9 +117,20 @@ impl EncodedTable {
 }
 
 /// Positions coded between two writes of [`write_level`], about: bounds
-/// the coded blocks held in memory however large the level. Tiny in debug
-/// builds, so the tests write levels in many pieces.
-const PIECE_POSITIONS: usize = if cfg!(debug_assertions) { 64 } else { 1 << 22 };
+/// the coded blocks held in memory however large the level.
+const PIECE_POSITIONS: usize = 1 << 22;
+
+/// Blocks coded between two writes of [`write_level`]. Debug builds write
+/// every level of more than one block in pieces, so the tests exercise the
+/// cuts, but in no more than a few dozen: a piece of one block would code
+/// the level's blocks one at a time.
+fn blocks_per_piece(header: &Header) -> usize {
+    if cfg!(debug_assertions) {
+        (header.block_count as usize / 32).max(1)
+    } else {
+        (PIECE_POSITIONS / header.block_size as usize).max(1)
+    }
+}
 
 /// Codes every symbol of a level (`header.positions` positions) and writes
 /// its table file at `path` atomically, as [`EncodedTable::write_file`]
@@ -132,7 +143,7 @@ pub fn write_level(header: &Header, symbols: &[i8], path: &Path) -> Result<u64, 
         file.write_all(&vec![0; head_len])?;
         let mut framed = Vec::with_capacity(blocks);
         let mut blocks_crc = crc32fast::Hasher::new();
-        let per_piece = (PIECE_POSITIONS / header.block_size as usize).max(1);
+        let per_piece = blocks_per_piece(header);
         let piece_symbols = per_piece * header.block_symbols();
         for (piece, chunk) in symbols.chunks(piece_symbols).enumerate() {
             let first = (piece * per_piece) as u64 * header.block_size as u64;

@@ -36,13 +36,23 @@ const CHUNK: usize = 1 << 14;
 /// Frontier members per unit of parallel work in the propagation.
 const FRONTIER_CHUNK: usize = 1 << 10;
 /// Frontier members whose parents are gathered and delivered at once;
-/// bounds the parent buffer however large a frontier grows. Tiny in debug
-/// builds, so the tests exercise frontiers cut into pieces.
-const FRONTIER_PIECE: usize = if cfg!(debug_assertions) {
-    1 << 6
-} else {
-    1 << 24
-};
+/// bounds the parent buffer however large a frontier grows.
+const FRONTIER_PIECE: usize = 1 << 24;
+
+/// At least how many pieces a debug build cuts a large frontier into.
+const DEBUG_PIECES: usize = 64;
+
+/// How many members of a frontier of `len` go in one piece. Debug builds
+/// cut every frontier into many small pieces, so the tests exercise the
+/// cuts, but no smaller than a fraction of the frontier: a piece per
+/// handful of members would cost a round of the thread pool each.
+fn frontier_piece(len: usize) -> usize {
+    if cfg!(debug_assertions) {
+        (len / DEBUG_PIECES).max(64)
+    } else {
+        FRONTIER_PIECE
+    }
+}
 
 /// Forward pass and threshold propagation, with parents delivered by `E`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -151,7 +161,7 @@ impl<E: Exchange> Retrograde<E> {
         visit: impl Fn(usize, u8) -> bool + Sync,
     ) -> Vec<u64> {
         let mut joined = Vec::new();
-        for piece in frontier.chunks(FRONTIER_PIECE) {
+        for piece in frontier.chunks(frontier_piece(frontier.len())) {
             let parents = same_level_parents(rules, index, piece);
             joined.extend(self.exchange.deliver(parents, &visit));
         }
