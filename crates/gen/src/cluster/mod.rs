@@ -339,7 +339,7 @@ fn solve_and_write<K: Solve>(
         progress: &progress,
     };
     let symbols = if options.rules.variant().can_cycle() {
-        across.solve()
+        across.solve()?
     } else {
         across.solve_in_one_pass()
     };

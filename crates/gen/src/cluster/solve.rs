@@ -1,8 +1,9 @@
-//! One level solved across ranks: the retrograde strategy
-//! ([`crate::Retrograde`]) with each rank holding the state of its own
-//! range only.
+//! One level solved across ranks: the retrograde kernel
+//! (`crate::kernel`) with each rank holding the state of its own range
+//! only, its lower-level reads and parent deliveries across the ranks
+//! ([`RankLower`], [`RankExchange`]).
 //!
-//! - **Forward pass**, a piece of the range at a time: every position's
+//! - **Forward pass**, a group of the range at a time: every position's
 //!   exits are located, the lookups bucketed by the rank that owns the
 //!   child, sorted and deduplicated, sent as gap-coded lists, answered
 //!   from the owner's share in index order, and sent back in the order
@@ -10,39 +11,31 @@
 //! - **Thresholds** in bulk-synchronous rounds: each rank seeds from its
 //!   own positions, finds the same-level parents of its frontier by
 //!   un-moving, and sends each parent to its owner, which applies it as
-//!   one process would ([`LocalExchange`]). A round ends when the sum of
-//!   every rank's frontier is zero.
+//!   one process would ([`LocalExchange`]). A round ends when no rank's
+//!   frontier has a member left.
 //!
 //! Every exchange is one collective step that every rank takes, empty or
 //! not; the pieces bound the buffers however large a level grows. The
 //! result does not depend on how the work was cut, so every rank count
 //! writes the same tables.
 
+use std::ops::Range;
+use std::time::Instant;
+
 use mancala_core::{rank, LevelIndex, Rules, MAX_PITS};
 use rayon::prelude::*;
 
 use super::shares::{LowerShares, Split};
-use super::transport::{max, sum, Transport};
+use super::transport::{max, Transport};
 use super::wire::{get_sorted, get_varint, put_sorted, put_varint};
-use crate::exchange::{Exchange, LocalExchange};
+use crate::error::BuildError;
+use crate::kernel::{
+    forward_pass, thresholds, Exchange, Held, HeldThresholds, LocalExchange, Looked, LowerReads,
+    Pacing, Part, Seeds, Summary,
+};
 use crate::solve::{LevelState, Solve};
-use crate::strategy::{same_level_parents, Looked, Seeds};
 
-/// Positions of a rank's range looked at per exchange of the forward
-/// pass; frontier members whose parents are sent per exchange of the
-/// propagation. Tiny in debug builds, so the tests cut levels into many
-/// pieces.
-const PIECE: usize = if cfg!(debug_assertions) {
-    1 << 11
-} else {
-    1 << 16
-};
-const FRONTIER_PIECE: usize = if cfg!(debug_assertions) {
-    1 << 11
-} else {
-    1 << 19
-};
-/// Positions per unit of parallel work when a piece is looked at.
+/// Positions per unit of parallel work when a group is looked at.
 const CHUNK: usize = 1 << 10;
 
 /// One level across the ranks of `transport`.
@@ -59,75 +52,147 @@ pub(crate) struct LevelAcross<'a, K: Solve, T: Transport> {
 }
 
 impl<K: Solve, T: Transport> LevelAcross<'_, K, T> {
-    /// This rank's range of the level, solved by the retrograde strategy:
+    /// This rank's range of the level, solved by the retrograde kernel:
     /// its symbols in index order.
-    pub(crate) fn solve(&self) -> Vec<i8> {
+    pub(crate) fn solve(&self) -> Result<Vec<i8>, BuildError> {
         let n = self.level;
-        let range = self.split.range(self.transport.rank());
-        let len = (range.end - range.start) as usize;
-        let state = K::State::new(len);
-        self.forward_pass(&state);
-        let seeds = Seeds::of(&state);
-        for t in (1..=n).rev() {
-            self.threshold(t as u8, &state, &seeds);
-            (self.progress)(len as u64 / n as u64);
+        let exchange = RankExchange {
+            transport: self.transport,
+            split: self.split,
+        };
+        let index = LevelIndex::new(self.rules.pits(), n);
+        let part = Part {
+            rules: self.rules,
+            owned: exchange.owned(index.count()),
+            index,
+        };
+        let state = K::State::new((part.owned.end - part.owned.start) as usize);
+        let mut held = Held::<K> {
+            state: &state,
+            first: part.owned.start,
+            progress: self.progress,
+        };
+        // Across ranks a level is neither checkpointed nor interrupted: a
+        // killed job resumes from its last level written.
+        let mut pacing = Pacing::new(None, None, Instant::now());
+        let lower = RankLower {
+            transport: self.transport,
+            lower: self.lower,
+        };
+        forward_pass(
+            &part,
+            part.owned.start,
+            (&lower, &exchange),
+            &mut pacing,
+            &mut held,
+        )?;
+        let mut ledger = HeldThresholds {
+            held,
+            seeds: Seeds::of(&state),
+            level: n,
+            checkpoint: None,
+        };
+        thresholds(&part, &exchange, &mut ledger, n, &mut pacing)?;
+        Ok(state.into_solution(n).symbols)
+    }
+}
+
+/// Parent deliveries across the ranks of a level's [`Split`].
+pub(crate) struct RankExchange<'a, T: Transport> {
+    pub transport: &'a T,
+    pub split: &'a Split,
+}
+
+impl<T: Transport> Exchange for RankExchange<'_, T> {
+    /// Bounds each rank's outgoing buffers as well.
+    const FRONTIER_PIECE: usize = 1 << 19;
+
+    /// Sends the parents to their owners, sorted and gap-coded, and applies
+    /// the ones this rank owns that any rank sent as one process would.
+    fn deliver(&self, mut parents: Vec<u64>, visit: impl Fn(usize, u8) -> bool + Sync) -> Vec<u64> {
+        let first = self.split.range(self.transport.rank()).start;
+        parents.par_sort_unstable();
+        let outgoing = (0..self.transport.ranks())
+            .map(|r| {
+                let range = self.split.range(r);
+                let lo = parents.partition_point(|&p| p < range.start);
+                let hi = parents.partition_point(|&p| p < range.end);
+                let mut bytes = Vec::new();
+                put_sorted(&mut bytes, &parents[lo..hi]);
+                bytes
+            })
+            .collect();
+        drop(parents);
+        let mut mine = Vec::new();
+        for bytes in self.transport.exchange(outgoing) {
+            get_sorted(&bytes, &mut 0, |p| mine.push(p - first));
         }
-        state.into_solution(n).symbols
+        let joined = LocalExchange.deliver(mine, visit);
+        joined.into_iter().map(|at| at + first).collect()
     }
 
-    fn first(&self) -> u64 {
-        self.split.range(self.transport.rank()).start
+    fn owned(&self, count: u64) -> Range<u64> {
+        debug_assert_eq!(self.split.range(self.split.ranks() - 1).end, count);
+        self.split.range(self.transport.rank())
     }
 
-    /// Records every position's exits and same-level moves, a piece at a
-    /// time.
-    fn forward_pass(&self, state: &K::State) {
-        let index = LevelIndex::new(self.rules.pits(), self.level);
-        let range = self.split.range(self.transport.rank());
-        let pieces = (self.split.largest() as usize).div_ceil(PIECE);
-        for piece in 0..pieces {
-            let lo = (range.start + (piece * PIECE) as u64).min(range.end);
-            let hi = (lo + PIECE as u64).min(range.end);
-            let looked = self.look(&index, lo, hi);
-            let entries = self.read_exits(&looked);
-            let n = self.level;
-            looked
-                .par_iter()
-                .zip(entries.par_chunks(MAX_PITS))
-                .enumerate()
-                .for_each(|(i, (looked, entries))| {
-                    let (exits, stays) = looked
-                        .summary::<K>(n, |j, level, _| K::read(level, &entries[j][..K::WIDTH]));
-                    state.record((lo - range.start) as usize + i, exits, stays);
-                });
-            (self.progress)(hi - lo);
-        }
+    fn most(&self, value: u64) -> u64 {
+        max(self.transport, value)
     }
+}
 
-    /// One look at every position `lo..hi`.
-    fn look(&self, index: &LevelIndex, lo: u64, hi: u64) -> Vec<Looked> {
-        let (rules, n) = (self.rules, self.level);
-        (lo..hi)
-            .step_by(CHUNK)
-            .collect::<Vec<_>>()
-            .into_par_iter()
-            .flat_map_iter(|start| {
-                let len = CHUNK.min((hi - start) as usize);
-                index.positions_from(start).take(len).map(move |pos| {
-                    let mut looked = Looked::default();
-                    looked.look(rules, n, &pos, |_, child| rank(child));
-                    looked
-                })
+/// Lower-level reads across the ranks: each exit's entry asked of the rank
+/// that owns it.
+pub(crate) struct RankLower<'a, K: Solve, T: Transport> {
+    pub transport: &'a T,
+    pub lower: &'a LowerShares<K>,
+}
+
+impl<K: Solve, T: Transport> LowerReads<K> for RankLower<'_, K, T> {
+    /// Bounds each rank's questions and answers.
+    const GROUP: usize = 1 << 16;
+
+    fn summaries(&self, rules: &Rules, index: &LevelIndex, range: Range<u64>) -> Vec<Summary<K>> {
+        let n = index.stones();
+        let looked = look(rules, index, range);
+        let entries = self.read_exits(n, &looked);
+        looked
+            .par_iter()
+            .zip(entries.par_chunks(MAX_PITS))
+            .map(|(looked, entries)| {
+                looked.summary::<K>(n, |j, level, _| K::read(level, &entries[j][..K::WIDTH]))
             })
             .collect()
     }
+}
 
-    /// The stored symbols of every exit of `looked`, asked of their owners:
-    /// `MAX_PITS` slots a position, in its exits' order.
-    fn read_exits(&self, looked: &[Looked]) -> Vec<[i8; 2]> {
+/// One look at every position of `range`, its exits located by rank.
+fn look(rules: &Rules, index: &LevelIndex, range: Range<u64>) -> Vec<Looked> {
+    let n = index.stones();
+    range
+        .clone()
+        .step_by(CHUNK)
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .flat_map_iter(|start| {
+            let len = CHUNK.min((range.end - start) as usize);
+            index.positions_from(start).take(len).map(move |pos| {
+                let mut looked = Looked::default();
+                looked.look(rules, n, &pos, |_, child| rank(child));
+                looked
+            })
+        })
+        .collect()
+}
+
+impl<K: Solve, T: Transport> RankLower<'_, K, T> {
+    /// The stored symbols of every exit of `looked` (positions of level
+    /// `n`), asked of their owners: `MAX_PITS` slots a position, in its
+    /// exits' order.
+    fn read_exits(&self, n: u32, looked: &[Looked]) -> Vec<[i8; 2]> {
         let mut asks = Asks::new(self.transport.ranks());
         for (i, looked) in looked.iter().enumerate() {
-            for (j, (level, at)) in looked.children(self.level).enumerate() {
+            for (j, (level, at)) in looked.children(n).enumerate() {
                 let owner = self.lower.split(level).owner(at);
                 asks.push(owner, level, at, i * MAX_PITS + j);
             }
@@ -140,62 +205,6 @@ impl<K: Solve, T: Transport> LevelAcross<'_, K, T> {
                 out.extend(self.lower.symbols(level, index).iter().map(|&s| s as u8))
             },
         )
-    }
-
-    /// Grows both sets of threshold `t` until no rank's grows.
-    fn threshold(&self, t: u8, state: &K::State, seeds: &Seeds) {
-        let first = self.first();
-        let globalize = |v: Vec<u64>| -> Vec<u64> { v.into_iter().map(|a| a + first).collect() };
-        let (firsts, seconds) = seeds.scan(t, state.flags(), |at, flag| state.seed(t, at, flag));
-        let (mut firsts, mut seconds) = (globalize(firsts), globalize(seconds));
-        while sum(self.transport, (firsts.len() + seconds.len()) as u64) > 0 {
-            let new_seconds =
-                self.visit_parents(&firsts, |at, edges| state.parent_of_first(t, at, edges));
-            firsts = self.visit_parents(&seconds, |at, _| state.parent_of_second(t, at));
-            seconds = new_seconds;
-        }
-    }
-
-    /// Sends the same-level parents of this rank's `frontier` to their
-    /// owners, and calls `visit(parent, edges)` for the parents this rank
-    /// owns that any rank sent, as [`Exchange::deliver`] does; returns the
-    /// parents for which it returned true, this rank's next frontier.
-    fn visit_parents(
-        &self,
-        frontier: &[u64],
-        visit: impl Fn(usize, u8) -> bool + Sync,
-    ) -> Vec<u64> {
-        let index = LevelIndex::new(self.rules.pits(), self.level);
-        let first = self.first();
-        let ranks = self.transport.ranks();
-        let pieces = max(
-            self.transport,
-            frontier.len().div_ceil(FRONTIER_PIECE) as u64,
-        ) as usize;
-        let mut joined = Vec::new();
-        for piece in 0..pieces {
-            let members = frontier.chunks(FRONTIER_PIECE).nth(piece).unwrap_or(&[]);
-            let mut parents = same_level_parents(self.rules, &index, members);
-            parents.par_sort_unstable();
-            let outgoing = (0..ranks)
-                .map(|r| {
-                    let range = self.split.range(r);
-                    let lo = parents.partition_point(|&p| p < range.start);
-                    let hi = parents.partition_point(|&p| p < range.end);
-                    let mut bytes = Vec::new();
-                    put_sorted(&mut bytes, &parents[lo..hi]);
-                    bytes
-                })
-                .collect();
-            drop(parents);
-            let mut mine = Vec::new();
-            for bytes in self.transport.exchange(outgoing) {
-                get_sorted(&bytes, &mut 0, |p| mine.push(p - first));
-            }
-            let found = LocalExchange.deliver(mine, &visit);
-            joined.extend(found.into_iter().map(|at| at + first));
-        }
-        joined
     }
 }
 

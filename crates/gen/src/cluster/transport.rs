@@ -30,11 +30,6 @@ pub fn all_gather(transport: &impl Transport, bytes: Vec<u8>) -> Vec<Vec<u8>> {
     transport.exchange(vec![bytes; transport.ranks()])
 }
 
-/// The sum of every rank's `value`, at every rank.
-pub fn sum(transport: &impl Transport, value: u64) -> u64 {
-    gather_u64(transport, value).iter().sum()
-}
-
 /// The largest of every rank's `value`, at every rank.
 pub fn max(transport: &impl Transport, value: u64) -> u64 {
     gather_u64(transport, value).into_iter().max().unwrap_or(0)

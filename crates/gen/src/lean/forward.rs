@@ -1,5 +1,6 @@
-//! The lean mode's forward pass: every position's exits, from the lower
-//! levels, written to the exit lists in index order.
+//! The lean mode's forward pass: the kernel's (`crate::kernel`), every
+//! position's exits, from the lower levels, written to the exit lists in
+//! index order.
 //!
 //! The pass reads the lower levels (held flipped, so that a run of
 //! positions reaches a few stretches of each: [`mancala_format::Order`])
@@ -8,7 +9,7 @@
 //! memory the state will take.
 //!
 //! A pass of a large level takes long, so it saves checkpoints of its own
-//! ([`checkpoint::save_forward`]) between groups of positions: its exit
+//! ([`checkpoint::save_forward`]) between the kernel's groups of positions: its exit
 //! lists sealed, and how many positions they cover. A killed pass goes on
 //! from the last one, its lists cut back to their seals; the lists are
 //! the same indices either way.
@@ -17,26 +18,14 @@ use std::path::Path;
 use std::time::Instant;
 
 use mancala_core::LevelIndex;
-use rayon::prelude::*;
 
 use super::lists::{List, ListWriter, Sealed};
 use super::state::LeanState;
 use super::{checkpoint, exit_path, recreate, LeanKind};
 use crate::error::BuildError;
-use crate::strategy::{LevelJob, Looked};
+use crate::kernel::{forward_pass, LocalExchange, Pacing, Part, Record, Summary};
+use crate::strategy::LevelJob;
 
-/// Positions whose exits are found in parallel before they are listed.
-/// Small in debug builds, so the tests list levels in several groups.
-const GROUP: usize = if cfg!(debug_assertions) {
-    1 << 10
-} else {
-    1 << 20
-};
-/// Positions per unit of parallel work.
-const CHUNK: usize = 1 << 14;
-/// Positions whose exits are located (and prefetched) before the first is
-/// read, as in the retrograde strategy's forward pass.
-const BATCH: usize = 32;
 /// Lists level `job.level`'s positions (of `index`) under their exits in
 /// `dir`, going on from the pass's checkpoint if there is a valid one,
 /// then makes the level's state. Returns the state, the exit lists and
@@ -46,41 +35,57 @@ pub(super) fn pass<K: LeanKind>(
     index: &LevelIndex,
     dir: &Path,
 ) -> Result<(K::Lean, Vec<List>, Instant), BuildError> {
-    let n = job.level;
-    let count = index.count() as usize;
-    let mut last_saved = Instant::now();
-    let (mut lists, listed) = match resumed::<K>(job, index, dir)? {
+    let count = index.count();
+    let began = Instant::now();
+    let (lists, listed) = match resumed::<K>(job, index, dir)? {
         Some((lists, listed)) => {
             job.report_resumed(listed as u64);
             (lists, listed)
         }
         None => (started::<K>(job, dir)?, 0),
     };
-    for first in (listed..count).step_by(GROUP) {
-        if job.interrupted() {
-            save(job, index, first, lists)?;
-            return Err(BuildError::Interrupted);
-        }
-        if job
-            .checkpoints
-            .is_some_and(|c| last_saved.elapsed() >= c.every)
-        {
-            lists = save(job, index, first, lists)?;
-            last_saved = Instant::now();
-        }
-        let len = GROUP.min(count - first);
-        for (at, exits) in (first as u64..).zip(exits(job, index, first, len)) {
-            for k in K::lists_of(n, exits).into_iter().flatten() {
-                lists[k].push(at)?;
-            }
-        }
-        (job.progress)(len as u64);
-    }
-    let lists = lists
+    let part = Part {
+        rules: job.rules,
+        index: *index,
+        owned: 0..count,
+    };
+    let every = job.checkpoints.map(|c| c.every);
+    let mut pacing = Pacing::new(job.interrupt, every, began);
+    let mut listing = Listing { job, index, lists };
+    let lower = (job.lower, &LocalExchange);
+    forward_pass(&part, listed as u64, lower, &mut pacing, &mut listing)?;
+    let lists = listing
+        .lists
         .into_iter()
         .map(ListWriter::finish)
         .collect::<Result<Vec<_>, _>>()?;
-    Ok((K::Lean::new(count), lists, last_saved))
+    Ok((K::Lean::new(count as usize), lists, pacing.last_saved()))
+}
+
+/// The forward pass's summaries written to the exit lists.
+struct Listing<'a, K: LeanKind> {
+    job: &'a LevelJob<'a, K>,
+    index: &'a LevelIndex,
+    lists: Vec<ListWriter>,
+}
+
+impl<K: LeanKind> Record<K> for Listing<'_, K> {
+    fn record(&mut self, first: u64, summaries: Vec<Summary<K>>) -> Result<(), BuildError> {
+        let (n, len) = (self.job.level, summaries.len() as u64);
+        for (at, (exits, _)) in (first..).zip(summaries) {
+            for k in K::lists_of(n, exits).into_iter().flatten() {
+                self.lists[k].push(at)?;
+            }
+        }
+        (self.job.progress)(len);
+        Ok(())
+    }
+
+    fn save(&mut self, next: u64) -> Result<(), BuildError> {
+        let lists = std::mem::take(&mut self.lists);
+        self.lists = save(self.job, self.index, next as usize, lists)?;
+        Ok(())
+    }
 }
 
 /// New, empty exit lists in `dir` (emptied first), the level's checkpoint
@@ -150,37 +155,4 @@ fn save<K: LeanKind>(
         &sealed,
     )?;
     Ok(lists)
-}
-
-/// The exits (or terminal values) of positions `first..first + len`.
-fn exits<K: LeanKind>(
-    job: &LevelJob<K>,
-    index: &LevelIndex,
-    first: usize,
-    len: usize,
-) -> Vec<K::Exits> {
-    let (rules, lower, n) = (job.rules, job.lower, job.level);
-    let mut exits = vec![K::no_exit(); len];
-    exits
-        .par_chunks_mut(CHUNK)
-        .enumerate()
-        .for_each(|(chunk, exits)| {
-            let mut positions = index.positions_from((first + chunk * CHUNK) as u64);
-            let mut batch = [Looked::default(); BATCH];
-            for exits in exits.chunks_mut(BATCH) {
-                let batch = &mut batch[..exits.len()];
-                for looked in batch.iter_mut() {
-                    let pos = positions.next().expect("the chunk's positions");
-                    looked.look(rules, n, &pos, |level, child| {
-                        lower.locate_prefetched(level, child)
-                    });
-                }
-                for (exits, looked) in exits.iter_mut().zip(batch.iter()) {
-                    *exits = looked
-                        .summary::<K>(n, |_, level, at| lower.entry_at(level, at))
-                        .0;
-                }
-            }
-        });
-    exits
 }

@@ -35,7 +35,6 @@
 
 mod checkpoint;
 mod forward;
-mod frontier;
 mod kind;
 mod lists;
 mod state;
@@ -52,9 +51,9 @@ use rayon::prelude::*;
 
 use crate::checkpoint::Checkpoints;
 use crate::error::BuildError;
+use crate::kernel::{thresholds, Frontier, Ledger, LocalExchange, Pacing, Part};
 use crate::solve::Solution;
 use crate::strategy::LevelJob;
-use frontier::Frontier;
 pub use kind::LeanKind;
 use lists::{List, ListWriter};
 use state::LeanState;
@@ -367,39 +366,35 @@ impl<K: LeanKind> Level<'_, K> {
     fn solve(
         &self,
         job: &LevelJob<K>,
-        mut progress: Progress,
-        (resumed, mut last_saved): (bool, Instant),
+        progress: Progress,
+        (resumed, last_saved): (bool, Instant),
     ) -> Result<Solution, BuildError> {
         let n = job.level;
         let count = self.index.count();
         let work = ThresholdWork::new::<K>(n, count, &progress.exits);
+        let from = n - progress.decisions.len() as u32;
         if resumed {
-            let next = n - progress.decisions.len() as u32;
-            job.report_resumed(count + work.done(next));
+            job.report_resumed(count + work.done(from));
         }
-        for s in (1..=n - progress.decisions.len() as u32).rev() {
-            if job.interrupted() {
-                self.save(job, s, &progress)?;
-                return Err(BuildError::Interrupted);
-            }
-            if job
-                .checkpoints
-                .is_some_and(|c| last_saved.elapsed() >= c.every)
-            {
-                self.save(job, s, &progress)?;
-                last_saved = Instant::now();
-            }
-            let reporter = work.reporter(s, job.progress);
-            let read = |entries| reporter.read(entries);
-            let seconds = self.seed_second(&progress.exits[K::eligible_at(n, s)], &read)?;
-            let firsts = self.seed_first(&progress.exits[K::first_seeds(n, s)], &read)?;
-            self.propagate(firsts, seconds, &|members| reporter.drained(members))?;
-            progress.decisions.push(self.write_decisions(s)?);
-            reporter.finish();
-        }
+        let part = Part {
+            rules: job.rules,
+            index: self.index,
+            owned: 0..count,
+        };
+        let mut ledger = LeanThresholds {
+            level: self,
+            job,
+            progress,
+            work,
+            reporter: None,
+        };
+        let every = job.checkpoints.map(|c| c.every);
+        let mut pacing = Pacing::new(job.interrupt, every, last_saved);
+        thresholds(&part, &LocalExchange, &mut ledger, from, &mut pacing)?;
         if n == 0 {
             (job.progress)(count);
         }
+        let mut progress = ledger.progress;
         progress.decisions.reverse();
         self.assemble(job, &progress.exits, &progress.decisions)
     }
@@ -434,7 +429,7 @@ impl<K: LeanKind> Level<'_, K> {
     /// A new, empty frontier, with a file of its own to spill to.
     fn frontier(&self) -> Frontier {
         let k = self.frontiers.fetch_add(1, Relaxed);
-        Frontier::new(self.dir.join(format!("frontier-{k}")))
+        Frontier::spilling_to(self.dir.join(format!("frontier-{k}")))
     }
 
     /// The blocked positions of `list` (for even values, those whose best
@@ -471,94 +466,6 @@ impl<K: LeanKind> Level<'_, K> {
         joined.extend(&join(&piece))?;
         read(piece.len() as u64);
         Ok(joined)
-    }
-
-    /// Grows both sets of the threshold from their new members until
-    /// neither changes, a round's new members in a [`Frontier`] so that
-    /// however many there are, only a bounded number are in memory.
-    fn propagate(
-        &self,
-        mut firsts: Frontier,
-        mut seconds: Frontier,
-        drained: &dyn Fn(u64),
-    ) -> Result<(), BuildError> {
-        while !firsts.is_empty() || !seconds.is_empty() {
-            let mut new_seconds = self.frontier();
-            firsts.drain(PIECE, |piece| {
-                drained(piece.len() as u64);
-                new_seconds.extend(&self.second_parents(piece))
-            })?;
-            let mut new_firsts = self.frontier();
-            seconds.drain(PIECE, |piece| {
-                drained(piece.len() as u64);
-                new_firsts.extend(&self.first_parents(piece))
-            })?;
-            (firsts, seconds) = (new_firsts, new_seconds);
-        }
-        Ok(())
-    }
-
-    /// Each same-level parent of new first-set members `firsts` has one
-    /// move fewer pending (by each move that leads there), if it is
-    /// eligible; those left with none join the second set. Returns them. A
-    /// batch of members' parents have their states prefetched before any
-    /// is changed.
-    fn second_parents(&self, firsts: &[u64]) -> Vec<u64> {
-        firsts
-            .par_chunks(FRONTIER_CHUNK)
-            .flat_map_iter(|members| {
-                let mut joined = Vec::new();
-                let mut parents = Vec::new();
-                for batch in members.chunks(BATCH) {
-                    parents.clear();
-                    self.for_each_parent(batch, |at, _| parents.push(at));
-                    joined.extend(
-                        parents
-                            .iter()
-                            .filter(|&&at| self.state.child_joined_first(at as usize)),
-                    );
-                }
-                joined
-            })
-            .collect()
-    }
-
-    /// Every same-level parent of new second-set members `seconds` can
-    /// move there: it joins the first set if it can. Returns them. A batch of members' parents
-    /// have their states prefetched before any is changed.
-    fn first_parents(&self, seconds: &[u64]) -> Vec<u64> {
-        seconds
-            .par_chunks(FRONTIER_CHUNK)
-            .flat_map_iter(|members| {
-                let mut joined = Vec::new();
-                let mut parents = Vec::new();
-                for batch in members.chunks(BATCH) {
-                    parents.clear();
-                    self.for_each_parent(batch, |at, _| parents.push(at));
-                    joined.extend(
-                        parents
-                            .iter()
-                            .filter(|&&at| self.state.join_first(at as usize)),
-                    );
-                }
-                joined
-            })
-            .collect()
-    }
-
-    /// Calls `found(rank, parent)` for every same-level parent of every
-    /// member of `batch`, each parent's state prefetched as it is found,
-    /// so that the batch's random lookups overlap.
-    #[inline]
-    fn for_each_parent(&self, batch: &[u64], mut found: impl FnMut(u64, Position)) {
-        for &member in batch {
-            let child = self.index.unrank(member);
-            self.rules.same_level_parents(&child, |parent| {
-                let at = self.index.rank(&parent);
-                self.state.prefetch(at as usize);
-                found(at, parent);
-            });
-        }
     }
 
     /// The blocked positions of `candidates` become eligible, with their
@@ -657,6 +564,69 @@ impl<K: LeanKind> Level<'_, K> {
     }
 }
 
+/// A lean level's thresholds, as the kernel grows them: seeded from the
+/// exit lists, each one's decisions written to lists when it ends.
+struct LeanThresholds<'a, K: LeanKind> {
+    level: &'a Level<'a, K>,
+    job: &'a LevelJob<'a, K>,
+    progress: Progress,
+    work: ThresholdWork,
+    /// The current threshold's progress.
+    reporter: Option<ThresholdReporter<'a>>,
+}
+
+impl<K: LeanKind> Ledger for LeanThresholds<'_, K> {
+    fn frontier(&self) -> Frontier {
+        self.level.frontier()
+    }
+
+    fn frontier_piece(&self) -> usize {
+        PIECE
+    }
+
+    fn seed(&mut self, s: u32) -> Result<(Frontier, Frontier), BuildError> {
+        let n = self.job.level;
+        let reporter = self.work.reporter(s, self.job.progress);
+        let read = |entries| reporter.read(entries);
+        let exits = &self.progress.exits;
+        let seconds = self
+            .level
+            .seed_second(&exits[K::eligible_at(n, s)], &read)?;
+        let firsts = self.level.seed_first(&exits[K::first_seeds(n, s)], &read)?;
+        self.reporter = Some(reporter);
+        Ok((firsts, seconds))
+    }
+
+    /// Each edge is one move fewer pending.
+    fn parent_of_first(&self, _: u32, at: usize, edges: u8) -> bool {
+        (0..edges).fold(false, |joined, _| {
+            self.level.state.child_joined_first(at) || joined
+        })
+    }
+
+    fn parent_of_second(&self, _: u32, at: usize) -> bool {
+        self.level.state.join_first(at)
+    }
+
+    fn drained(&self, members: u64) {
+        if let Some(reporter) = &self.reporter {
+            reporter.drained(members);
+        }
+    }
+
+    fn threshold_done(&mut self, s: u32) -> Result<(), BuildError> {
+        self.progress.decisions.push(self.level.write_decisions(s)?);
+        if let Some(reporter) = self.reporter.take() {
+            reporter.finish();
+        }
+        Ok(())
+    }
+
+    fn save(&self, next: u32) -> Result<(), BuildError> {
+        self.level.save(self.job, next, &self.progress)
+    }
+}
+
 /// The share of a level's work units (`count` of them) that follows its
 /// forward pass, split among the seeding of the positions eligible from
 /// the start and the thresholds: each threshold weighs as much as the exit
@@ -736,9 +706,9 @@ impl ThresholdWork {
         ThresholdReporter {
             units: self.done(s - 1) - self.done(s),
             weight: self.weights[s as usize - 1],
-            read: Cell::new(0),
-            drained: Cell::new(0),
-            told: Cell::new(0),
+            read: AtomicU64::new(0),
+            drained: AtomicU64::new(0),
+            told: AtomicU64::new(0),
             progress,
         }
     }
@@ -758,11 +728,11 @@ struct ThresholdReporter<'a> {
     units: u64,
     weight: u64,
     /// Seed entries read so far.
-    read: Cell<u64>,
+    read: AtomicU64,
     /// Frontier members drained so far.
-    drained: Cell<u64>,
+    drained: AtomicU64,
     /// Units told so far.
-    told: Cell<u64>,
+    told: AtomicU64,
     progress: &'a (dyn Fn(u64) + Sync),
 }
 
@@ -774,17 +744,17 @@ impl ThresholdReporter<'_> {
 
     /// `entries` more seed entries were read.
     fn read(&self, entries: u64) {
-        self.read.set(self.read.get() + entries);
-        let due = scale(self.seeding_units(), self.read.get(), self.weight);
+        let read = self.read.fetch_add(entries, Relaxed) + entries;
+        let due = scale(self.seeding_units(), read, self.weight);
         self.tell(due.min(self.seeding_units()));
     }
 
     /// `members` more frontier members were drained.
     fn drained(&self, members: u64) {
-        self.drained.set(self.drained.get() + members);
+        let drained = self.drained.fetch_add(members, Relaxed) + members;
         let propagating = self.units - self.seeding_units();
         let expected = 2 * self.weight;
-        let due = scale(propagating, self.drained.get().min(expected), expected);
+        let due = scale(propagating, drained.min(expected), expected);
         self.tell(self.seeding_units() + due);
     }
 
@@ -794,7 +764,7 @@ impl ThresholdReporter<'_> {
     }
 
     fn tell(&self, due: u64) {
-        let told = self.told.replace(due.max(self.told.get()));
+        let told = self.told.fetch_max(due, Relaxed);
         if due > told {
             (self.progress)(due - told);
         }
@@ -869,9 +839,9 @@ mod tests {
             let reporter = ThresholdReporter {
                 units,
                 weight,
-                read: Cell::new(0),
-                drained: Cell::new(0),
-                told: Cell::new(0),
+                read: AtomicU64::new(0),
+                drained: AtomicU64::new(0),
+                told: AtomicU64::new(0),
                 progress: &progress,
             };
             for _ in 0..weight - 1 {

@@ -24,7 +24,6 @@ use crate::solve::{Solution, Solve};
 pub(crate) use by_distance::{largest_distance, tasks_at, Pending, RowMoves, Rows, Task};
 pub use one_pass::OnePass;
 pub use retrograde::Retrograde;
-pub(crate) use retrograde::{same_level_parents, Looked, Seeds};
 
 /// One level to solve.
 pub struct LevelJob<'a, K: Solve> {

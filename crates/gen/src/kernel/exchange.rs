@@ -1,27 +1,55 @@
-//! The solver's exchange: delivering the same-level parents a frontier
-//! found to whoever holds their state, and applying the update there.
+//! The kernel's seam between processes: delivering the same-level parents
+//! a frontier found to whoever holds their state, applying the update
+//! there, and the few agreements the processes solving one level need.
 //!
-//! Each propagation step of the retrograde strategy finds, for every new
-//! member of a threshold set, its same-level parents by un-moving, and must
-//! then update each parent with the number of edges that reached it. In one
-//! process that is [`LocalExchange`]: parents bucketed by index range, then
-//! each bucket applied by one thread. A distributed build delivers the same
-//! parents to the worker that owns their index range first, and applies
-//! them there the same way; the strategy does not change.
+//! Each propagation step finds, for every new member of a threshold set,
+//! its same-level parents by un-moving, and must then update each parent
+//! with the number of edges that reached it. In one process that is
+//! [`LocalExchange`]: parents bucketed by index range, then each bucket
+//! applied by one thread. A build across ranks (`cluster/exchange.rs`)
+//! sends each parent to the rank that owns its index range, which applies
+//! its share the same way; the kernel does not change.
+
+use std::ops::Range;
 
 use rayon::prelude::*;
 
-/// Delivers parents to their owners and applies a visit to each.
-pub trait Exchange: Sync {
-    /// Calls `visit(parent, edges)` for the entries of `parents`, a parent
-    /// occurring `k` times being visited with edges summing to `k` (once
-    /// with `k`, or in several smaller visits), and returns, in no
-    /// particular order, the parents for which a visit returned true. A
-    /// parent is visited by one thread only, so `visit` may update its
-    /// state with plain (relaxed, non-read-modify-write) loads and stores.
-    /// The states' visits count edges down and act when the count reaches
-    /// its end, so however the edges are grouped, a level solves the same.
+/// Delivers parents to their owners and applies a visit to each; tells the
+/// kernel which positions this process holds and how many steps every
+/// process takes.
+///
+/// Frontiers and parents are level indices; a visit gets the index into
+/// this process's own state (the level index less [`Exchange::owned`]'s
+/// start).
+pub trait Exchange {
+    /// Frontier members whose parents are gathered and delivered at once:
+    /// bounds the parent buffer (8 bytes an edge) however large a
+    /// frontier grows.
+    const FRONTIER_PIECE: usize = 1 << 24;
+
+    /// Calls `visit(parent, edges)` for the entries of `parents` this
+    /// process holds, wherever they were found, a parent occurring `k`
+    /// times being visited with edges summing to `k` (once with `k`, or in
+    /// several smaller visits), and returns, in no particular order, the
+    /// parents for which a visit returned true. A parent is visited by one
+    /// thread only, so `visit` may update its state with plain (relaxed,
+    /// non-read-modify-write) loads and stores. The states' visits count
+    /// edges down and act when the count reaches its end, so however the
+    /// edges are grouped, a level solves the same.
     fn deliver(&self, parents: Vec<u64>, visit: impl Fn(usize, u8) -> bool + Sync) -> Vec<u64>;
+
+    /// The positions of a level of `count` whose state this process holds:
+    /// all of them, unless the level is shared among processes.
+    fn owned(&self, count: u64) -> Range<u64> {
+        0..count
+    }
+
+    /// The largest `value` any process solving the level has: every
+    /// process takes that many of a step that all must take together (a
+    /// delivery, a round of a threshold), its own work done or not.
+    fn most(&self, value: u64) -> u64 {
+        value
+    }
 }
 
 /// The exchange of one process: parents bucketed by index range (one

@@ -3,16 +3,17 @@
 //! of table ([`Solve`]): reuse valid files, hold the lower levels decoded
 //! (in memory, or mapped scratch files), solve the next level with the
 //! strategy, store it in the encoding asked for, checkpoint long levels.
+//!
+//! This file is the orchestration; what a build is asked
+//! (`options.rs`) and what it tells (`report.rs`) are the public types.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Instant;
 
-use mancala_core::{Cycles, LevelIndex, Rules, MAX_LEVEL};
+use mancala_core::{Cycles, LevelIndex, Rules};
 use mancala_format::{
-    flip_gathered_bytes, level_path, symbols_per_position, tables_dir, write_level, Encoding, Even,
-    Forced, Header, Levels, Scratch, Table, TableId, MAPPED_MIN_POSITIONS, MAX_BLOCK_SIZE,
+    level_path, write_level, Encoding, Even, Forced, Header, Levels, Scratch, Table, TableId,
 };
 
 use crate::checkpoint::Checkpoints;
@@ -21,324 +22,16 @@ use crate::lean::{Lean, LeanKind};
 use crate::lock;
 use crate::solve::{Solution, Solve};
 use crate::strategy::{LevelJob, OnePass, Retrograde, Strategy};
-use crate::usage::{peak_rss_bytes, Metering, Usage};
+use crate::usage::Metering;
 
-/// Subdirectory of a rule set's tables holding the build's scratch files.
-pub const SCRATCH_DIR: &str = "scratch";
-/// Subdirectory of a rule set's tables holding in-level checkpoints.
-pub const CHECKPOINT_DIR: &str = "checkpoints";
-/// Subdirectory of a rule set's tables holding the lean mode's lists
-/// (or of `--scratch`, where one is given).
-pub const LEAN_DIR: &str = "lean";
-/// Default time between two checkpoints of a level being solved.
-pub const DEFAULT_CHECKPOINT_EVERY: Duration = Duration::from_secs(600);
+mod options;
+mod report;
 
-/// What to build and where.
-#[derive(Clone, Debug)]
-pub struct BuildOptions {
-    /// Root table directory; files go to `root/<rules id>/` (even tables)
-    /// or `root/<rules id>-forced/`.
-    pub root: PathBuf,
-    /// The rule set.
-    pub rules: Rules,
-    /// Build levels `0..=max_stones`.
-    pub max_stones: u32,
-    /// Build only level `max_stones` and the levels it needs
-    /// (`Rules::levels_needed`), skipping the others: in the Oware family,
-    /// the level just below it, which its moves never reach.
-    pub top_only: bool,
-    /// Which kind of table: even-split values (default) or forced bounds.
-    pub cycles: Cycles,
-    /// Rebuild levels whose files are already present and valid.
-    pub force: bool,
-    /// Positions per compressed block (`None`: the encoding's default,
-    /// [`Encoding::default_block_size`]).
-    pub block_size: Option<u32>,
-    /// How even tables store their values (ignored where it does not
-    /// apply: forced tables store every value).
-    pub encoding: Encoding,
-    /// Solved levels of at least this many positions are held as mapped
-    /// scratch files rather than in memory while higher levels are built.
-    pub mapped_min_positions: u64,
-    /// Save a level's state at most this often while solving it, so a killed
-    /// build resumes inside the level (`None`: only whole levels are kept).
-    pub checkpoint_every: Option<Duration>,
-    /// How much memory the level being solved takes.
-    pub memory: MemoryMode,
-    /// About how much anonymous memory the build may take (`None`: no
-    /// bound). The largest level to build must fit in it in the chosen
-    /// mode ([`MemoryMode::solving_bytes`]; [`BuildOptions::validate`]
-    /// says so otherwise, and [`MemoryMode::within`] picks the mode); what
-    /// it leaves holds lower levels in memory, smallest first, rather than
-    /// as mapped scratch files, which spares the disk and its traffic.
-    pub max_memory: Option<u64>,
-    /// Where lower levels held as mapped files go (`None`: the tables'
-    /// directory's `scratch/`); created only when a level is that large.
-    pub scratch: Option<PathBuf>,
-    /// If another build holds the directory, wait for it to end rather than
-    /// fail ([`BuildError::Locked`]).
-    pub wait_for_lock: bool,
-    /// Set it (from another thread, or a signal handler) to stop the build
-    /// at its next check: between levels, between two thresholds (saving a
-    /// checkpoint where checkpoints are on), or within a first pass. The
-    /// build then returns [`BuildError::Interrupted`] and leaves no file of
-    /// the level it was solving.
-    pub interrupt: Option<Arc<AtomicBool>>,
-}
-
-impl BuildOptions {
-    /// Defaults for `rules` up to `max_stones` under `root`.
-    pub fn new(root: impl Into<PathBuf>, rules: Rules, max_stones: u32) -> BuildOptions {
-        BuildOptions {
-            root: root.into(),
-            rules,
-            max_stones,
-            top_only: false,
-            cycles: Cycles::Even,
-            force: false,
-            block_size: None,
-            encoding: Encoding::default(),
-            mapped_min_positions: MAPPED_MIN_POSITIONS,
-            checkpoint_every: Some(DEFAULT_CHECKPOINT_EVERY),
-            scratch: None,
-            memory: MemoryMode::Fast,
-            max_memory: None,
-            wait_for_lock: false,
-            interrupt: None,
-        }
-    }
-
-    /// Positions per block: as set, or the encoding's default (forced
-    /// tables take the full encoding's).
-    pub fn block_size(&self) -> u32 {
-        let encoding = match self.cycles {
-            Cycles::Even => self.encoding,
-            Cycles::Forced => Encoding::Full,
-        };
-        self.block_size
-            .unwrap_or_else(|| encoding.default_block_size())
-    }
-
-    /// The encoding the build's tables are stored in: the one asked for
-    /// where it applies to the rule set, else the full encoding (which
-    /// forced tables always take).
-    pub fn stored_encoding(&self) -> Encoding {
-        match self.cycles {
-            Cycles::Even => Even::stored_encoding(&self.rules, self.encoding),
-            Cycles::Forced => Encoding::Full,
-        }
-    }
-
-    /// Whether level `n` (at most `max_stones`) is one to build, or to
-    /// reuse: every level, or with [`BuildOptions::top_only`] those the
-    /// top level needs.
-    pub fn builds_level(&self, n: u32) -> bool {
-        !self.top_only || self.rules.reaches(self.max_stones, n)
-    }
-
-    /// Whether the build has been asked to stop ([`BuildOptions::interrupt`]).
-    pub fn interrupted(&self) -> bool {
-        self.interrupt.as_ref().is_some_and(|i| i.load(Relaxed))
-    }
-
-    /// The directory the tables go to.
-    pub fn dir(&self) -> PathBuf {
-        tables_dir(&self.root, &self.rules, self.cycles)
-    }
-
-    /// Whether the options can be built: the checks [`build`] makes before
-    /// it touches the disk.
-    pub fn validate(&self) -> Result<(), BuildError> {
-        if self.max_stones > MAX_LEVEL {
-            return Err(BuildError::TooManyStones {
-                stones: self.max_stones,
-                max: MAX_LEVEL,
-            });
-        }
-        let size = self.block_size();
-        if !(1..=MAX_BLOCK_SIZE).contains(&size) {
-            return Err(BuildError::BlockSize {
-                size,
-                max: MAX_BLOCK_SIZE,
-            });
-        }
-        if let Some(budget) = self.max_memory {
-            let needed = self.solving_bytes();
-            if needed > budget {
-                return Err(BuildError::MemoryBudget {
-                    level: self.max_stones,
-                    memory: self.memory,
-                    encoding: self.stored_encoding(),
-                    needed,
-                    budget,
-                });
-            }
-        }
-        Ok(())
-    }
-
-    /// About the anonymous memory the largest level takes to solve in the
-    /// build's mode.
-    pub fn solving_bytes(&self) -> u64 {
-        let positions = LevelIndex::new(self.rules.pits(), self.max_stones).count();
-        self.memory
-            .solving_bytes(self.cycles, self.stored_encoding(), positions)
-    }
-
-    /// What of [`BuildOptions::max_memory`] is left for lower levels held
-    /// in memory beside the largest level's solving state, or beside the
-    /// entries a lean build gathers to flip a lower level's table, if
-    /// they take more: levels are flipped while those held are in memory
-    /// and no level's state is.
-    fn memory_for_lower_levels(&self) -> Option<u64> {
-        let budget = self.max_memory?;
-        Some(budget.saturating_sub(self.solving_bytes().max(self.flipping_bytes())))
-    }
-
-    /// The most memory flipping a lower level's table takes (the largest
-    /// level's, gathered a group of rectangles at a time): only the lean
-    /// mode holds its lower levels flipped.
-    fn flipping_bytes(&self) -> u64 {
-        let width = symbols_per_position(self.cycles);
-        match (self.memory, self.max_stones.checked_sub(1)) {
-            (MemoryMode::Lean, Some(largest)) => {
-                flip_gathered_bytes(self.rules.pits(), largest, width)
-            }
-            _ => 0,
-        }
-    }
-}
-
-/// How much memory a build's level being solved takes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum MemoryMode {
-    /// Two bytes a position (three for forced tables), everything in
-    /// memory: the fastest.
-    #[default]
-    Fast,
-    /// Four bits a position in memory (a byte for forced tables), the
-    /// rest in sequential lists on disk ([`crate::Lean`]).
-    Lean,
-}
-
-/// Memory a level takes to solve beyond its per-position share: buffers,
-/// bounded frontiers, lists' windows, thread stacks.
-const SOLVING_FIXED_BYTES: u64 = 256 << 20;
-
-impl MemoryMode {
-    /// About the anonymous memory solving a level of `positions` positions
-    /// takes in this mode, lower levels held in memory aside: a share a
-    /// position (fast: its value or bounds, and the work arrays beside
-    /// them; lean: the nibble or byte) and a fixed part. An estimate to
-    /// plan with, on the generous side of the summaries' anonymous peaks.
-    ///
-    /// A level stored in the compact encoding (`encoding`, as stored) is
-    /// chosen from its values, its best exits' marks and its free entries,
-    /// a byte a position each, when it is written: more than a lean
-    /// level's state, so that is what such a level takes.
-    pub fn solving_bytes(self, cycles: Cycles, encoding: Encoding, positions: u64) -> u64 {
-        // Eighths of a byte a position.
-        let eighths: u64 = match (self, cycles, encoding) {
-            (MemoryMode::Fast, Cycles::Even, _) => 48,
-            (MemoryMode::Fast, Cycles::Forced, _) => 80,
-            (MemoryMode::Lean, Cycles::Even, Encoding::Compact) => 24,
-            (MemoryMode::Lean, Cycles::Even, Encoding::Full) => 4,
-            (MemoryMode::Lean, Cycles::Forced, _) => 8,
-        };
-        (positions.saturating_mul(eighths) / 8).saturating_add(SOLVING_FIXED_BYTES)
-    }
-
-    /// The fastest mode whose [`MemoryMode::solving_bytes`] for a level of
-    /// `positions` positions fits in `budget`, if any.
-    pub fn within(
-        budget: u64,
-        cycles: Cycles,
-        encoding: Encoding,
-        positions: u64,
-    ) -> Option<MemoryMode> {
-        [MemoryMode::Fast, MemoryMode::Lean]
-            .into_iter()
-            .find(|mode| mode.solving_bytes(cycles, encoding, positions) <= budget)
-    }
-
-    /// The mode's name on the command line.
-    pub fn cli_name(self) -> &'static str {
-        match self {
-            MemoryMode::Fast => "fast",
-            MemoryMode::Lean => "lean",
-        }
-    }
-}
-
-/// What happened to one level.
-#[derive(Clone, Debug)]
-pub struct LevelReport {
-    /// Stones on the board.
-    pub level: u32,
-    /// Positions in the level.
-    pub positions: u64,
-    /// Wall time spent solving and writing (0 when reused).
-    pub seconds: f64,
-    /// Size of the table file.
-    pub bytes: u64,
-    /// The kind of table.
-    pub cycles: Cycles,
-    /// The header's histogram: `(value, count)` over every position of an
-    /// even level, the stored symbols of a forced one.
-    pub histogram: Vec<(i8, u64)>,
-    /// Forced tables: positions whose bounds meet.
-    pub exact: Option<u64>,
-    /// The file was present and valid, so it was not rebuilt.
-    pub reused: bool,
-    /// What building the level cost the machine, where the OS tells it
-    /// (for a reused level: nothing read or written, and the process's
-    /// peak so far).
-    pub usage: Usage,
-    /// The share of the level's work (0 to 1) that an earlier run had
-    /// done when this one went on from its checkpoint: `seconds` and
-    /// `usage` then tell this run's part only, so a rate taken from them
-    /// would overstate the solver's speed.
-    pub resumed: f64,
-}
-
-impl LevelReport {
-    /// Positions won, drawn and lost for the mover.
-    pub fn won_drawn_lost(&self) -> (u64, u64, u64) {
-        let sum = |keep: fn(i8) -> bool| {
-            self.histogram
-                .iter()
-                .filter(|(v, _)| keep(*v))
-                .map(|(_, c)| c)
-                .sum()
-        };
-        (sum(|v| v > 0), sum(|v| v == 0), sum(|v| v < 0))
-    }
-}
-
-/// Hooks for progress display; every method has an empty default.
-pub trait BuildObserver: Sync {
-    /// The build knows what it will solve: `work` units in all, over every
-    /// level it builds (an overall progress display's length).
-    fn build_started(&self, _work: u64) {}
-    /// A level starts being solved; it is `work` units long (see
-    /// [`LevelJob::progress`]).
-    fn level_started(&self, _level: u32, _positions: u64, _work: u64) {}
-    /// `units` more units of the current level's work are done.
-    fn advanced(&self, _units: u64) {}
-    /// `units` of the current level's work were done by an earlier run,
-    /// whose checkpoint the level resumed from: done, but not at the
-    /// current rate, so a display that estimates time left should not
-    /// count them as such. By default, they are [`BuildObserver::advanced`].
-    fn resumed(&self, units: u64) {
-        self.advanced(units);
-    }
-    /// A level is done (built or reused).
-    fn level_finished(&self, _report: &LevelReport) {}
-}
-
-/// An observer that shows nothing.
-pub struct Quiet;
-impl BuildObserver for Quiet {}
+pub use options::{
+    BuildOptions, MemoryMode, CHECKPOINT_DIR, DEFAULT_CHECKPOINT_EVERY, LEAN_DIR, SCRATCH_DIR,
+};
+pub(crate) use report::{level_report, reused_report};
+pub use report::{BuildObserver, LevelReport, Quiet};
 
 /// Builds levels `0..=max_stones`, reusing valid files unless `force`.
 pub fn build(
@@ -675,38 +368,6 @@ pub(crate) fn valid_table<K: Solve>(rules: &Rules, dir: &Path, n: u32) -> Option
     let table = Table::<K>::open(&level_path(dir, n), Some(expected)).ok()?;
     table.check_file_checksum().ok()?;
     Some(table)
-}
-
-pub(crate) fn reused_report<K: Solve>(table: &Table<K>) -> LevelReport {
-    let usage = Usage {
-        peak_rss_bytes: peak_rss_bytes(),
-        ..Usage::default()
-    };
-    level_report(table.header(), 0.0, table.bytes(), usage, true)
-}
-
-/// The report of the level `header` describes, stored in `bytes` after
-/// `seconds` of work that cost `usage` (`reused`: none, the file was
-/// present).
-pub(crate) fn level_report(
-    header: &Header,
-    seconds: f64,
-    bytes: u64,
-    usage: Usage,
-    reused: bool,
-) -> LevelReport {
-    LevelReport {
-        level: header.level,
-        positions: header.positions,
-        seconds,
-        bytes,
-        cycles: header.cycles,
-        exact: header.exact_positions(),
-        histogram: header.histogram.clone(),
-        reused,
-        usage,
-        resumed: 0.0,
-    }
 }
 
 /// Solves (with `solver`) and writes level `n`; returns its report and

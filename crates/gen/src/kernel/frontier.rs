@@ -2,10 +2,11 @@
 //! next round propagates from.
 //!
 //! A frontier can hold a large part of a level (a threshold's seeds are
-//! every position whose best exit has that value), so it is held in memory
-//! only up to a bound and beyond it written to a temporary file, the
-//! indices as they came, compressed with zstd. It is read back in pieces,
-//! once, so the memory a frontier costs is bounded whatever its size.
+//! every position whose best exit has that value). Where memory is short
+//! (the lean mode) it is held in memory only up to a bound and beyond it
+//! written to a temporary file, the indices as they came, compressed with
+//! zstd, and read back in pieces, once, so the memory a frontier costs is
+//! bounded whatever its size. Elsewhere it is held whole.
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
@@ -25,7 +26,8 @@ const LEVEL: i32 = 1;
 
 /// A frontier being filled, then drained.
 pub(crate) struct Frontier {
-    path: PathBuf,
+    /// Where it spills to; `None`: it is held whole.
+    path: Option<PathBuf>,
     held: Vec<u64>,
     spill: Option<zstd::Encoder<'static, BufWriter<File>>>,
     len: u64,
@@ -33,12 +35,29 @@ pub(crate) struct Frontier {
 
 impl Frontier {
     /// An empty frontier that spills, if it must, to `path`.
-    pub(crate) fn new(path: PathBuf) -> Frontier {
+    pub(crate) fn spilling_to(path: PathBuf) -> Frontier {
         Frontier {
-            path,
+            path: Some(path),
+            ..Frontier::held()
+        }
+    }
+
+    /// An empty frontier held in memory whatever its size.
+    pub(crate) fn held() -> Frontier {
+        Frontier {
+            path: None,
             held: Vec::new(),
             spill: None,
             len: 0,
+        }
+    }
+
+    /// A frontier held in memory, of `members`.
+    pub(crate) fn of(members: Vec<u64>) -> Frontier {
+        Frontier {
+            len: members.len() as u64,
+            held: members,
+            ..Frontier::held()
         }
     }
 
@@ -47,14 +66,19 @@ impl Frontier {
         self.len == 0
     }
 
+    /// How many members were added.
+    pub(crate) fn len(&self) -> u64 {
+        self.len
+    }
+
     /// Adds `members`.
     pub(crate) fn extend(&mut self, members: &[u64]) -> Result<(), BuildError> {
         self.len += members.len() as u64;
-        if self.spill.is_none() && self.held.len() + members.len() <= HELD {
+        let fits = self.held.len() + members.len() <= HELD;
+        let Some(path) = self.path.clone().filter(|_| self.spill.is_some() || !fits) else {
             self.held.extend_from_slice(members);
             return Ok(());
-        }
-        let path = self.path.clone();
+        };
         let io = |source| io(&path, source);
         if self.spill.is_none() {
             let file = File::create(&path).map_err(io)?;
@@ -75,10 +99,9 @@ impl Frontier {
         piece: usize,
         mut visit: impl FnMut(&[u64]) -> Result<(), BuildError>,
     ) -> Result<(), BuildError> {
-        let Some(out) = self.spill else {
+        let (Some(out), Some(path)) = (self.spill, self.path) else {
             return self.held.chunks(piece).try_for_each(visit);
         };
-        let path = self.path;
         let io = |source| io(&path, source);
         out.finish().map_err(io)?.flush().map_err(io)?;
         let mut input = zstd::Decoder::new(File::open(&path).map_err(io)?).map_err(io)?;

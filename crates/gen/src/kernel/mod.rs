@@ -1,0 +1,47 @@
+//! The retrograde kernel, written once for every way of running it: a
+//! level solved in memory in one process, across the ranks of a cluster,
+//! or (its seeds and decisions in lists on disk) by the lean mode.
+//!
+//! One file per phase:
+//!
+//! - `forward.rs`: every position's exits read from the lower levels and
+//!   its moves that keep the level counted;
+//! - `thresholds.rs`: the threshold propagation;
+//! - `pacing.rs`: when the work stops for a checkpoint, or for good.
+//!
+//! Two seams make the ways of running it:
+//!
+//! - **where the level's state lives**: what the forward pass records into
+//!   ([`forward::Record`]) and the thresholds grow ([`Ledger`]); a state
+//!   held whole in memory is `held.rs`;
+//! - **how lookups and updates reach their owner**: lower-level reads
+//!   ([`LowerReads`]: [`mancala_format::Levels`] in one process) and parent
+//!   deliveries with the agreements the processes need ([`Exchange`]:
+//!   [`LocalExchange`] in one process). The cluster build implements both
+//!   across ranks (`cluster/exchange.rs`).
+
+mod exchange;
+mod forward;
+mod frontier;
+mod held;
+mod pacing;
+mod thresholds;
+
+use std::ops::Range;
+
+use mancala_core::{LevelIndex, Rules};
+
+pub use exchange::{Exchange, LocalExchange};
+pub(crate) use forward::{forward_pass, Looked, LowerReads, Record, Summary};
+pub(crate) use frontier::Frontier;
+pub(crate) use held::{Held, HeldThresholds, Seeds};
+pub(crate) use pacing::Pacing;
+pub(crate) use thresholds::{thresholds, Ledger};
+
+/// The part of a level one process solves: the rule set, the level's
+/// index, and the positions whose state this process holds.
+pub(crate) struct Part<'a> {
+    pub rules: &'a Rules,
+    pub index: LevelIndex,
+    pub owned: Range<u64>,
+}

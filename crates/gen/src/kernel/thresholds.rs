@@ -1,0 +1,167 @@
+//! Phase 2, the threshold propagation: for `t = n, …, 1`, the two sets of
+//! each threshold are attractors that only grow as `t` falls. Positions
+//! that join on their own seed them; then each new member of either set
+//! is propagated to its same-level parents, found by un-moving
+//! ([`Rules::same_level_parents`]) and delivered by the [`Exchange`] to
+//! whoever holds their state, until no set grows anywhere. Every position
+//! joins each set at most once, so the level costs about two visits of
+//! every same-level edge, whatever `n` is.
+//!
+//! Where the state lives is the [`Ledger`]: bytes a position in memory
+//! ([`super::Held`]), or a few bits a position with its seeds and
+//! decisions in lists on disk (the lean mode). Frontiers are processed in
+//! bounded pieces, and the state may be checkpointed between thresholds:
+//! the result does not depend on the order of work, so a resumed level
+//! ends byte for byte as an uninterrupted one.
+
+use mancala_core::{LevelIndex, Rules};
+use rayon::prelude::*;
+
+use super::{Exchange, Frontier, Pacing, Part};
+use crate::error::BuildError;
+
+/// Where a level's threshold state lives, as the propagation sees it.
+///
+/// The visits are made from many threads, but never for one position from
+/// two threads at once ([`Exchange::deliver`]).
+pub(crate) trait Ledger: Sync {
+    /// A new, empty frontier: held in memory, or spilling to disk where
+    /// memory is short.
+    fn frontier(&self) -> Frontier;
+
+    /// Frontier members whose parents may be held at once (8 bytes an
+    /// edge, twice while they are delivered), at most: where memory is
+    /// short, less than the exchange would take.
+    fn frontier_piece(&self) -> usize {
+        usize::MAX
+    }
+
+    /// The positions that join threshold `t`'s first and second sets on
+    /// their own (level indices), recorded as members.
+    fn seed(&mut self, t: u32) -> Result<(Frontier, Frontier), BuildError>;
+
+    /// A parent (index into this process's state) of `edges` new members
+    /// of the first set: whether it joins the second set (and records it).
+    fn parent_of_first(&self, t: u32, at: usize, edges: u8) -> bool;
+
+    /// A parent of a new member of the second set: whether it joins the
+    /// first set (and records it).
+    fn parent_of_second(&self, t: u32, at: usize) -> bool;
+
+    /// `members` more frontier members were propagated from, for progress.
+    fn drained(&self, _members: u64) {}
+
+    /// Threshold `t` is over: no set of it grows any more.
+    fn threshold_done(&mut self, t: u32) -> Result<(), BuildError>;
+
+    /// Saves a checkpoint from which the level goes on at threshold `next`.
+    fn save(&self, next: u32) -> Result<(), BuildError>;
+}
+
+/// Thresholds `from, from − 1, …, 1` of `part`'s level, parents delivered
+/// by `exchange`; `pacing` may save or stop the work before each.
+pub(crate) fn thresholds(
+    part: &Part,
+    exchange: &impl Exchange,
+    ledger: &mut impl Ledger,
+    from: u32,
+    pacing: &mut Pacing,
+) -> Result<(), BuildError> {
+    for t in (1..=from).rev() {
+        pacing.between_steps(|| ledger.save(t))?;
+        let (firsts, seconds) = ledger.seed(t)?;
+        propagate(part, exchange, &*ledger, t, (firsts, seconds))?;
+        ledger.threshold_done(t)?;
+    }
+    Ok(())
+}
+
+/// Grows both sets of threshold `t` from their new members until neither
+/// grows at any process.
+fn propagate(
+    part: &Part,
+    exchange: &impl Exchange,
+    ledger: &impl Ledger,
+    t: u32,
+    (mut firsts, mut seconds): (Frontier, Frontier),
+) -> Result<(), BuildError> {
+    while exchange.most(firsts.len() + seconds.len()) > 0 {
+        let mut new_seconds = ledger.frontier();
+        visit_parents(
+            part,
+            exchange,
+            ledger,
+            firsts,
+            &mut new_seconds,
+            |at, edges| ledger.parent_of_first(t, at, edges),
+        )?;
+        let mut new_firsts = ledger.frontier();
+        visit_parents(part, exchange, ledger, seconds, &mut new_firsts, |at, _| {
+            ledger.parent_of_second(t, at)
+        })?;
+        (firsts, seconds) = (new_firsts, new_seconds);
+    }
+    Ok(())
+}
+
+/// Calls `visit(parent, edges)` for the same-level parents of `frontier`
+/// (wherever their state is held, [`Exchange::deliver`]), piece by piece so
+/// the parent buffer stays bounded; adds the parents for which `visit`
+/// returned true to `joined` (the next frontier).
+fn visit_parents<E: Exchange>(
+    part: &Part,
+    exchange: &E,
+    ledger: &impl Ledger,
+    frontier: Frontier,
+    joined: &mut Frontier,
+    visit: impl Fn(usize, u8) -> bool + Sync,
+) -> Result<(), BuildError> {
+    let piece = frontier_piece(
+        E::FRONTIER_PIECE.min(ledger.frontier_piece()),
+        frontier.len(),
+    );
+    let pieces = exchange.most(frontier.len().div_ceil(piece as u64));
+    let mut delivered = 0;
+    frontier.drain(piece, |members| {
+        ledger.drained(members.len() as u64);
+        let parents = same_level_parents(part.rules, &part.index, members);
+        delivered += 1;
+        joined.extend(&exchange.deliver(parents, &visit))
+    })?;
+    for _ in delivered..pieces {
+        joined.extend(&exchange.deliver(Vec::new(), &visit))?;
+    }
+    Ok(())
+}
+
+/// How many members of a frontier of `len` go in one piece: `piece`, or
+/// in debug builds a few dozen, so the tests exercise the cuts, but no
+/// fewer than a sixty-fourth of the frontier: a piece per handful of
+/// members would cost a round of the thread pool each.
+fn frontier_piece(piece: usize, len: u64) -> usize {
+    if cfg!(debug_assertions) {
+        (len as usize / 64).max(64).min(piece)
+    } else {
+        piece
+    }
+}
+
+/// Frontier members per unit of parallel work in the propagation.
+const FRONTIER_CHUNK: usize = 1 << 10;
+
+/// The same-level parents of every frontier member, one entry per edge, in
+/// no particular order.
+pub(crate) fn same_level_parents(rules: &Rules, index: &LevelIndex, frontier: &[u64]) -> Vec<u64> {
+    let found: Vec<Vec<u64>> = frontier
+        .par_chunks(FRONTIER_CHUNK)
+        .map(|members| {
+            let mut parents = Vec::with_capacity(members.len() * 2);
+            for &member in members {
+                let child = index.unrank(member);
+                rules.same_level_parents(&child, |parent| parents.push(index.rank(&parent)));
+            }
+            parents
+        })
+        .collect();
+    found.concat()
+}
