@@ -20,7 +20,7 @@ use pyo3::prelude::*;
 
 use mancala_core::Cycles;
 use mancala_format::Encoding;
-use mancala_gen::{BuildError, BuildObserver, BuildOptions, LevelReport};
+use mancala_gen::{BuildError, BuildObserver, BuildOptions, LevelReport, Progress};
 
 use crate::errors::{core_error, CorruptedTableError};
 use crate::rules::rules_arg;
@@ -122,8 +122,8 @@ struct Watched {
     level: AtomicU32,
 }
 
-impl BuildObserver for Watched {
-    fn build_started(&self, work: u64) {
+impl Progress for Watched {
+    fn started(&self, work: u64) {
         self.total.store(work, Relaxed);
     }
 
@@ -135,6 +135,8 @@ impl BuildObserver for Watched {
         self.done.fetch_add(units, Relaxed);
     }
 }
+
+impl BuildObserver for Watched {}
 
 /// Where progress goes.
 enum Display<'py> {

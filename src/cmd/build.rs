@@ -264,7 +264,7 @@ pub(crate) struct Progress {
     bars: MultiProgress,
     total: Mutex<Option<ProgressBar>>,
     level: Mutex<Option<ProgressBar>>,
-    /// Units of each bar done by an earlier run ([`BuildObserver::resumed`]),
+    /// Units of each bar done by an earlier run ([`mancala_gen::Progress::resumed`]),
     /// which its ETA leaves out of the rate.
     total_resumed: AtomicU64,
     level_resumed: AtomicU64,
@@ -413,8 +413,10 @@ impl Progress {
     }
 }
 
-impl BuildObserver for Progress {
-    fn build_started(&self, work: u64) {
+/// One display for every long job: builds, verifications, exports and
+/// comparisons.
+impl mancala_gen::Progress for Progress {
+    fn started(&self, work: u64) {
         if self.tracked() && work > 0 {
             *Progress::bar(&self.total) = Some(self.styled(work, self.total_label.clone()));
         }
@@ -424,6 +426,7 @@ impl BuildObserver for Progress {
         if !self.tracked() {
             return;
         }
+        self.clear(&self.level);
         let message = format!("level {level:>3} ({positions} positions)");
         *Progress::bar(&self.level) = Some(self.styled(work, message));
         self.level_resumed.store(0, Relaxed);
@@ -458,37 +461,14 @@ impl BuildObserver for Progress {
             }
         }
     }
+}
 
+impl BuildObserver for Progress {
     fn level_finished(&self, report: &LevelReport) {
         self.print(&summary_row(report));
         if let Some(note) = resumed_note(report) {
             self.print(&note);
         }
-    }
-}
-
-impl mancala_verify::Progress for Progress {
-    fn started(&self, positions: u64) {
-        BuildObserver::build_started(self, positions);
-    }
-
-    fn level_started(&self, level: u32, positions: u64) {
-        BuildObserver::level_started(self, level, positions, positions);
-    }
-
-    fn advanced(&self, positions: u64) {
-        BuildObserver::advanced(self, positions);
-    }
-}
-
-impl mancala_vu::Progress for Progress {
-    fn level_started(&self, level: u32, positions: u64) {
-        self.finish();
-        BuildObserver::level_started(self, level, positions, positions);
-    }
-
-    fn advanced(&self, positions: u64) {
-        BuildObserver::advanced(self, positions);
     }
 }
 

@@ -27,6 +27,7 @@ mod error;
 mod game;
 mod index;
 mod position;
+mod progress;
 mod rules;
 mod value;
 
@@ -37,5 +38,6 @@ pub use index::{
     LevelIndex,
 };
 pub use position::{pit_letter, push_decimal, Position, MAX_PITS, MAX_STONES};
+pub use progress::{Progress, Quiet};
 pub use rules::{Move, MoveList, Place, RowMove, Rules, Successors, Variant};
 pub use value::{Bounds, Cycles, MoveBounds, MoveValue, Verdict, MAX_LEVEL};

@@ -52,9 +52,12 @@ pub use import::{exit_best_marks, import, LevelSource};
 pub use kernel::{Exchange, LocalExchange};
 pub use lean::Lean;
 pub use lock::LOCK_FILE;
+/// Progress as every long job tells it (the generator's, the verifier's,
+/// the VU tools'), and the observer that shows nothing.
+pub use mancala_core::{Progress, Quiet};
 pub use pipeline::{
     build, solve_in_memory, solve_level, BuildObserver, BuildOptions, LevelReport, MemoryMode,
-    Quiet, CHECKPOINT_DIR, DEFAULT_CHECKPOINT_EVERY, LEAN_DIR, SCRATCH_DIR,
+    CHECKPOINT_DIR, DEFAULT_CHECKPOINT_EVERY, LEAN_DIR, SCRATCH_DIR,
 };
 pub use solve::{LevelState, Solution, Solve};
 pub use strategy::{LevelJob, OnePass, Retrograde, Strategy};

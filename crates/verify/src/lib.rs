@@ -167,22 +167,9 @@ impl VerifyOptions {
     }
 }
 
-/// What a long verification tells as it goes (all optional).
-pub trait Progress: Sync {
-    /// The levels to recompute hold `positions` positions in all.
-    fn started(&self, _positions: u64) {}
-
-    /// Level `level`, of `positions` positions, is being recomputed.
-    fn level_started(&self, _level: u32, _positions: u64) {}
-
-    /// `positions` more positions of the level are recomputed.
-    fn advanced(&self, _positions: u64) {}
-}
-
-/// Progress that tells nothing.
-pub struct Quiet;
-
-impl Progress for Quiet {}
+/// What a long verification tells as it goes: one unit a position
+/// recomputed, the levels' total first.
+pub use mancala_core::{Progress, Quiet};
 
 /// Verifies levels `from..=max` of the tables of kind `K` of `rules` under
 /// `root` (up to the last level available if `max` is `None`), calling
@@ -291,7 +278,8 @@ pub fn verify_with<K: Recompute>(
         if n < options.from {
             continue;
         }
-        progress.level_started(n, table.header().positions);
+        let positions = table.header().positions;
+        progress.level_started(n, positions, positions);
         let histogram_ok = histogram(levels.symbols(n)) == table.header().histogram;
         let stop = options.interrupt.as_deref();
         let mut check = check_level(rules, n, &levels, histogram_ok, progress, stop);

@@ -83,7 +83,7 @@ pub fn compare(
                 }
                 Err(e) => return Err(e),
             };
-            progress.level_started(n, values.len() as u64);
+            progress.level_started(n, values.len() as u64, values.len() as u64);
             compare_level(n, &values, file, progress)
         })
         .collect()

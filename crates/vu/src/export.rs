@@ -46,7 +46,8 @@ pub fn export(
     (0..=last)
         .map(|n| {
             let start = Instant::now();
-            progress.level_started(n, LevelIndex::new(PITS, n).count());
+            let positions = LevelIndex::new(PITS, n).count();
+            progress.level_started(n, positions, positions);
             let values = ours.values(n)?;
             let path = file_path(out, n);
             let bytes = write_atomically(&path, |file| write_level(n, &values, file, progress))?;

@@ -31,16 +31,7 @@ pub use files::{file_name, file_path, levels_in, rules, PITS};
 pub use godel::{is_numbered, GodelIndex};
 pub use import::import;
 
-/// What a long export or comparison reports as it goes (an import
-/// reports through the build's [`mancala_gen::BuildObserver`]).
-pub trait Progress: Sync {
-    /// Level `level`, of `positions` positions in our index, begins.
-    fn level_started(&self, _level: u32, _positions: u64) {}
-
-    /// `positions` more positions of the level are done.
-    fn advanced(&self, _positions: u64) {}
-}
-
-/// Progress that shows nothing.
-pub struct Quiet;
-impl Progress for Quiet {}
+/// What a long export or comparison tells as it goes (one unit a
+/// position; an import tells it through the build's
+/// [`mancala_gen::BuildObserver`]).
+pub use mancala_core::{Progress, Quiet};

@@ -216,7 +216,7 @@ fn build_kind<K: Solve>(
         .filter(|&n| !present[n as usize])
         .map(|n| 2 * positions(&options.rules, n))
         .sum();
-    observer.build_started(work);
+    observer.started(work);
     let block_size = options.block_size();
     let mut lower = LowerShares::<K>::new();
     let mut reports = Vec::new();

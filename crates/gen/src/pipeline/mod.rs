@@ -31,7 +31,7 @@ pub use options::{
     BuildOptions, MemoryMode, CHECKPOINT_DIR, DEFAULT_CHECKPOINT_EVERY, LEAN_DIR, SCRATCH_DIR,
 };
 pub(crate) use report::{level_report, reused_report};
-pub use report::{BuildObserver, LevelReport, Quiet};
+pub use report::{BuildObserver, LevelReport};
 
 /// Builds levels `0..=max_stones`, reusing valid files unless `force`.
 pub fn build(
@@ -163,7 +163,7 @@ pub(crate) fn build_kind<K: Solve>(
         .iter()
         .map(|&n| 2 * LevelIndex::new(options.rules.pits(), n).count())
         .sum();
-    observer.build_started(work);
+    observer.started(work);
     // With a single level to build, a solver that can finish it alone
     // reads the lower levels for a first part at most.
     let alone = match (

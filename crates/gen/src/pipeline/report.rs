@@ -1,7 +1,7 @@
 //! What a build tells: a report per level ([`LevelReport`]) and progress
 //! as it goes ([`BuildObserver`]).
 
-use mancala_core::Cycles;
+use mancala_core::{Cycles, Progress, Quiet};
 use mancala_format::{Header, Table};
 
 use crate::solve::Solve;
@@ -52,29 +52,14 @@ impl LevelReport {
     }
 }
 
-/// Hooks for progress display; every method has an empty default.
-pub trait BuildObserver: Sync {
-    /// The build knows what it will solve: `work` units in all, over every
-    /// level it builds (an overall progress display's length).
-    fn build_started(&self, _work: u64) {}
-    /// A level starts being solved; it is `work` units long (see
-    /// [`crate::LevelJob::progress`]).
-    fn level_started(&self, _level: u32, _positions: u64, _work: u64) {}
-    /// `units` more units of the current level's work are done.
-    fn advanced(&self, _units: u64) {}
-    /// `units` of the current level's work were done by an earlier run,
-    /// whose checkpoint the level resumed from: done, but not at the
-    /// current rate, so a display that estimates time left should not
-    /// count them as such. By default, they are [`BuildObserver::advanced`].
-    fn resumed(&self, units: u64) {
-        self.advanced(units);
-    }
+/// What a build tells as it goes: its progress ([`Progress`]: two units
+/// a position of each level built, see [`crate::LevelJob::progress`]) and
+/// each level's report when it is done.
+pub trait BuildObserver: Progress {
     /// A level is done (built or reused).
     fn level_finished(&self, _report: &LevelReport) {}
 }
 
-/// An observer that shows nothing.
-pub struct Quiet;
 impl BuildObserver for Quiet {}
 
 pub(crate) fn reused_report<K: Solve>(table: &Table<K>) -> LevelReport {

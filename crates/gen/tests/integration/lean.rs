@@ -322,7 +322,7 @@ struct StopInTopLevel {
     stale_frontier_seen: std::sync::atomic::AtomicBool,
 }
 
-impl mancala_gen::BuildObserver for StopInTopLevel {
+impl mancala_gen::Progress for StopInTopLevel {
     fn resumed(&self, units: u64) {
         self.resumed
             .fetch_add(units, std::sync::atomic::Ordering::SeqCst);
@@ -362,6 +362,8 @@ impl mancala_gen::BuildObserver for StopInTopLevel {
         }
     }
 }
+
+impl mancala_gen::BuildObserver for StopInTopLevel {}
 
 /// A lean build stopped inside its last level resumes from the level's
 /// checkpoint without holding any lower level (no scratch file is

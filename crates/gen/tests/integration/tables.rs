@@ -1147,7 +1147,7 @@ struct StopAt {
 }
 
 impl Progress for StopAt {
-    fn level_started(&self, level: u32, _positions: u64) {
+    fn level_started(&self, level: u32, _positions: u64, _work: u64) {
         if level == self.level {
             self.flag.store(true, Relaxed);
         }
@@ -1403,7 +1403,7 @@ pub(crate) fn assert_resumes_from_its_checkpoint<K: mancala_gen::Solve>(
 
 #[test]
 fn an_interrupted_build_keeps_its_levels_and_resumes() {
-    use mancala_gen::BuildObserver;
+    use mancala_gen::{BuildObserver, Progress};
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
     use std::sync::Arc;
 
@@ -1415,7 +1415,7 @@ fn an_interrupted_build_keeps_its_levels_and_resumes() {
         done: AtomicU64,
         flag: Arc<AtomicBool>,
     }
-    impl BuildObserver for StopAt {
+    impl Progress for StopAt {
         fn level_started(&self, level: u32, _positions: u64, _work: u64) {
             self.current.store(level as u64, SeqCst);
         }
@@ -1426,6 +1426,7 @@ fn an_interrupted_build_keeps_its_levels_and_resumes() {
             }
         }
     }
+    impl BuildObserver for StopAt {}
 
     for (rules, max) in [
         (rules(Variant::Oware, 6), 10),
@@ -1561,7 +1562,7 @@ impl ScratchSeen {
 }
 
 impl Progress for ScratchSeen {
-    fn level_started(&self, level: u32, _positions: u64) {
+    fn level_started(&self, level: u32, _positions: u64, _work: u64) {
         let mut names = Vec::new();
         if let Ok(dirs) = fs::read_dir(&self.scratch) {
             for dir in dirs {
@@ -1588,7 +1589,7 @@ impl Progress for Counted {
         self.total.store(positions, Relaxed);
     }
 
-    fn level_started(&self, _level: u32, _positions: u64) {
+    fn level_started(&self, _level: u32, _positions: u64, _work: u64) {
         self.levels.fetch_add(1, Relaxed);
     }
 
