@@ -46,8 +46,8 @@ use transport::{broadcast, gather_u64};
 use crate::error::BuildError;
 use crate::lock;
 use crate::pipeline::{
-    keeping_block_size, level_report, prepare, reused_report, survey, BuildObserver, BuildOptions,
-    LevelReport, MemoryMode,
+    build_levels, keeping_block_size, level_report, prepare, reused_report, survey, BuildObserver,
+    BuildOptions, LevelReport, MemoryMode, Site,
 };
 use crate::solve::Solve;
 use crate::usage::Metering;
@@ -217,42 +217,113 @@ fn build_kind<K: Solve>(
         .map(|n| 2 * positions(&options.rules, n))
         .sum();
     observer.started(work);
-    let block_size = options.block_size();
-    let mut lower = LowerShares::<K>::new();
-    let mut reports = Vec::new();
-    for n in 0..=options.max_stones {
-        let count = positions(&options.rules, n);
-        let split = Split::new(count, block_size, transport.ranks());
-        let needed = last_to_build.is_some_and(|last| (n as usize) < last);
-        let path = level_path(&dir, n);
-        let level = if present[n as usize] {
-            let read = read_share::<K>(&options.rules, &path, n, &split, rank, needed);
-            let (report, share) = agree(transport, read)?;
-            if let Some(symbols) = share {
-                lower.push(split.clone(), rank, symbols);
-            }
-            report
-        } else {
-            let (report, symbols) = solve_and_write(
-                transport, options, n, &split, &lower, &path, writer, observer,
-            )?;
-            if needed {
-                lower.push(split.clone(), rank, symbols);
-            }
-            report
-        };
-        let (sent_bytes, exchange_seconds) = metered.take();
-        let range = split.range(rank);
-        observer.level_finished(&level);
-        reports.push(RankReport {
+    let mut site = RankSite {
+        transport,
+        metered,
+        options,
+        dir: &dir,
+        writer,
+        observer,
+        present,
+        lower: LowerShares::<K>::new(),
+    };
+    let reports = build_levels(&mut site, last_to_build, observer);
+    drop(held);
+    reports
+}
+
+/// A rank's share of every level: read from the level's file, or solved
+/// and written with the other ranks, and its range held for the levels
+/// above.
+struct RankSite<'a, K: Solve, T: Transport, M: Transport> {
+    transport: &'a T,
+    /// The transport under `transport`'s compression, which counts this
+    /// rank's bytes and time.
+    metered: &'a Metered<'a, M>,
+    options: &'a BuildOptions,
+    dir: &'a Path,
+    /// The process id that names the temporary files.
+    writer: u32,
+    observer: &'a dyn BuildObserver,
+    /// Whether each level's valid file is present (as rank 0 found it).
+    present: Vec<bool>,
+    lower: LowerShares<K>,
+}
+
+impl<K: Solve, T: Transport, M: Transport> RankSite<'_, K, T, M> {
+    /// Level `n`'s split among the ranks.
+    fn split(&self, n: u32) -> Split {
+        let count = positions(&self.options.rules, n);
+        Split::new(count, self.options.block_size(), self.transport.ranks())
+    }
+
+    /// This rank's report of level `n`, the exchanges' meter read.
+    fn report(&self, level: LevelReport, split: &Split) -> RankReport {
+        let (sent_bytes, exchange_seconds) = self.metered.take();
+        let range = split.range(self.transport.rank());
+        RankReport {
             level,
             owned: range.end - range.start,
             sent_bytes,
             exchange_seconds,
-        });
+        }
     }
-    drop(held);
-    Ok(reports)
+}
+
+impl<K: Solve, T: Transport, M: Transport> Site for RankSite<'_, K, T, M> {
+    type Report = RankReport;
+
+    fn levels(&self) -> u32 {
+        self.options.max_stones + 1
+    }
+
+    /// A build across ranks builds every level (a top-only one is refused).
+    fn builds(&self, _n: u32) -> bool {
+        true
+    }
+
+    fn present(&self, n: u32) -> bool {
+        self.present[n as usize]
+    }
+
+    fn skip(&mut self, _n: u32, _needed: bool) -> Result<(), BuildError> {
+        unreachable!("a build across ranks builds every level")
+    }
+
+    fn reuse(&mut self, n: u32, needed: bool) -> Result<RankReport, BuildError> {
+        let (rank, split) = (self.transport.rank(), self.split(n));
+        let path = level_path(self.dir, n);
+        let read = read_share::<K>(&self.options.rules, &path, n, &split, rank, needed);
+        let (report, share) = agree(self.transport, read)?;
+        if let Some(symbols) = share {
+            self.lower.push(split.clone(), rank, symbols);
+        }
+        Ok(self.report(report, &split))
+    }
+
+    fn build(&mut self, n: u32, needed: bool) -> Result<RankReport, BuildError> {
+        let split = self.split(n);
+        let path = level_path(self.dir, n);
+        let (report, symbols) = solve_and_write(
+            self.transport,
+            self.options,
+            n,
+            &split,
+            &self.lower,
+            &path,
+            self.writer,
+            self.observer,
+        )?;
+        if needed {
+            self.lower
+                .push(split.clone(), self.transport.rank(), symbols);
+        }
+        Ok(self.report(report, &split))
+    }
+
+    fn level_report(report: &RankReport) -> &LevelReport {
+        &report.level
+    }
 }
 
 fn positions(rules: &Rules, n: u32) -> u64 {

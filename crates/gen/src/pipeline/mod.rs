@@ -177,53 +177,169 @@ pub(crate) fn build_kind<K: Solve>(
     let lower_read = alone.as_ref().is_none_or(|(alone, checkpoints)| {
         !(alone.resumes)(checkpoints, *to_build.last().expect("one level"))
     });
-    let split = alone.is_some() && lower_read;
-    let mut solved = Levels::<K>::new();
-    let mut reports = Vec::new();
-    for (n, existing) in (0..=options.max_stones).zip(present) {
-        let below_last = last_to_build.is_some_and(|last| (n as usize) < last);
-        let needed_in_memory = below_last && lower_read;
-        if below_last && !needed_in_memory {
-            solved.push_unreached();
-        }
-        if !options.builds_level(n) {
-            if needed_in_memory {
-                solved.push_unreached();
-            }
-            continue;
-        }
-        let report = match existing {
-            Some(table) => {
-                if needed_in_memory {
-                    scratch.hold_table(&mut solved, &table)?;
-                }
-                reused_report(&table)
-            }
-            None => {
-                if options.interrupted() {
-                    return Err(BuildError::Interrupted);
-                }
-                let release = split.then_some(&scratch);
-                let (report, solution) =
-                    build_level(options, dir, n, &mut solved, observer, solver, release)?;
-                if needed_in_memory {
-                    match solution.mapped {
-                        Some(map) => scratch.hold_mapped(&mut solved, n, map)?,
-                        None => scratch.hold(&mut solved, n, solution.symbols)?,
-                    }
-                }
-                report
-            }
-        };
-        observer.level_finished(&report);
-        reports.push(report);
-    }
+    let mut site = LocalSite {
+        options,
+        dir,
+        observer,
+        solver,
+        scratch,
+        solved: Levels::new(),
+        present,
+        lower_read,
+        split: alone.is_some() && lower_read,
+    };
+    let reports = build_levels(&mut site, last_to_build, observer)?;
     // Every level is stored: no checkpoint is left (removes the directory
     // only if it is empty).
     if last_to_build.is_some() {
         let _ = std::fs::remove_dir(dir.join(CHECKPOINT_DIR));
     }
     Ok(reports)
+}
+
+/// Where a build's levels are got (read from their valid files, or solved
+/// and stored) and held for the levels above: this process, or each rank
+/// of a job (`cluster/`).
+pub(crate) trait Site {
+    /// What the site tells of a level.
+    type Report;
+
+    /// How many levels the build looks at (`0..levels`).
+    fn levels(&self) -> u32;
+
+    /// Whether level `n` is one the build asks for.
+    fn builds(&self, n: u32) -> bool;
+
+    /// Level `n`'s file is present and valid: it is held if a level above
+    /// `needs` it.
+    fn reuse(&mut self, n: u32, needed: bool) -> Result<Self::Report, BuildError>;
+
+    /// Level `n` is solved and stored, and held if a level above `needs` it.
+    fn build(&mut self, n: u32, needed: bool) -> Result<Self::Report, BuildError>;
+
+    /// Level `n` is not built (a build of one level skips those it does not
+    /// reach), though a level above it may be `needed`.
+    fn skip(&mut self, n: u32, needed: bool) -> Result<(), BuildError>;
+
+    /// Whether level `n`'s valid file is present.
+    fn present(&self, n: u32) -> bool;
+
+    /// The level's report in a report of the site's.
+    fn level_report(report: &Self::Report) -> &LevelReport;
+}
+
+/// The build loop, the same wherever the levels are: levels in order, each
+/// reused or built, those below `last_to_build` held for the levels above.
+pub(crate) fn build_levels<S: Site>(
+    site: &mut S,
+    last_to_build: Option<usize>,
+    observer: &dyn BuildObserver,
+) -> Result<Vec<S::Report>, BuildError> {
+    let mut reports = Vec::new();
+    for n in 0..site.levels() {
+        let needed = last_to_build.is_some_and(|last| (n as usize) < last);
+        if !site.builds(n) {
+            site.skip(n, needed)?;
+            continue;
+        }
+        let report = if site.present(n) {
+            site.reuse(n, needed)?
+        } else {
+            site.build(n, needed)?
+        };
+        observer.level_finished(S::level_report(&report));
+        reports.push(report);
+    }
+    Ok(reports)
+}
+
+/// The levels of one process: read or solved here, held in memory or as
+/// scratch files.
+struct LocalSite<'a, K: Solve> {
+    options: &'a BuildOptions,
+    dir: &'a Path,
+    observer: &'a dyn BuildObserver,
+    solver: &'a LevelSolver<'a, K>,
+    scratch: Scratch,
+    /// The levels held for the levels above.
+    solved: Levels<K>,
+    /// The valid table of each level, taken as the level is reused.
+    present: Vec<Option<Table<K>>>,
+    /// Whether the lower levels are read (not if the one level to build
+    /// resumes past the part that reads them, [`Alone`]).
+    lower_read: bool,
+    /// Whether the one level to build reads them for a first part only.
+    split: bool,
+}
+
+impl<K: Solve> Site for LocalSite<'_, K> {
+    type Report = LevelReport;
+
+    fn levels(&self) -> u32 {
+        self.options.max_stones + 1
+    }
+
+    fn builds(&self, n: u32) -> bool {
+        self.options.builds_level(n)
+    }
+
+    fn present(&self, n: u32) -> bool {
+        self.present[n as usize].is_some()
+    }
+
+    fn skip(&mut self, _n: u32, needed: bool) -> Result<(), BuildError> {
+        if needed {
+            self.solved.push_unreached();
+        }
+        Ok(())
+    }
+
+    fn reuse(&mut self, n: u32, needed: bool) -> Result<LevelReport, BuildError> {
+        let table = self.present[n as usize].take().expect("a present level");
+        self.hold_unread(needed);
+        if needed && self.lower_read {
+            self.scratch.hold_table(&mut self.solved, &table)?;
+        }
+        Ok(reused_report(&table))
+    }
+
+    fn build(&mut self, n: u32, needed: bool) -> Result<LevelReport, BuildError> {
+        if self.options.interrupted() {
+            return Err(BuildError::Interrupted);
+        }
+        self.hold_unread(needed);
+        let release = self.split.then_some(&self.scratch);
+        let (report, solution) = build_level(
+            self.options,
+            self.dir,
+            n,
+            &mut self.solved,
+            self.observer,
+            self.solver,
+            release,
+        )?;
+        if needed && self.lower_read {
+            match solution.mapped {
+                Some(map) => self.scratch.hold_mapped(&mut self.solved, n, map)?,
+                None => self.scratch.hold(&mut self.solved, n, solution.symbols)?,
+            }
+        }
+        Ok(report)
+    }
+
+    fn level_report(report: &LevelReport) -> &LevelReport {
+        report
+    }
+}
+
+impl<K: Solve> LocalSite<'_, K> {
+    /// A level needed above whose lower levels are not read is held as
+    /// unreached.
+    fn hold_unread(&mut self, needed: bool) {
+        if needed && !self.lower_read {
+            self.solved.push_unreached();
+        }
+    }
 }
 
 /// Where a build's working files named `name` go: the tables' directory
