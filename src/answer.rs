@@ -70,7 +70,7 @@ impl Failure {
     pub fn of_format(e: &FormatError) -> Failure {
         let kind = match e {
             FormatError::Missing { .. } => "missing",
-            FormatError::Io { .. } => "io",
+            FormatError::Io { .. } | FormatError::NotRegularFile { .. } => "io",
             _ => "corrupted",
         };
         Failure {

@@ -540,3 +540,77 @@ fn an_interrupted_build_stops_cleanly_and_resumes() {
         );
     }
 }
+
+/// Runs the binary with `args`, killing it if it has not ended within
+/// `limit` (a command that blocks must fail the test, not hang it).
+fn within(limit: Duration, args: &[&str]) -> Output {
+    let mut child = crate::binary()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > limit {
+            child.kill().unwrap();
+            panic!("mancala-tb {args:?} still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Something other than a file where a level's file should be (a FIFO, a
+/// directory, a link to a device) is refused at once and by name by every
+/// command that reads tables: opening a FIFO would wait for a writer for
+/// ever, and a build would replace what someone put there.
+#[test]
+fn a_level_that_is_not_a_regular_file_is_refused_at_once() {
+    let (dir, path) = built(6);
+    let level = tables_dir(dir.path(), &oware(), Cycles::Even).join(level_file_name(4));
+    let fifo = |p: &Path| {
+        let made = std::process::Command::new("mkfifo").arg(p).status();
+        assert!(made.unwrap().success(), "mkfifo");
+    };
+    let directory = |p: &Path| fs::create_dir(p).unwrap();
+    let device = |p: &Path| std::os::unix::fs::symlink("/dev/zero", p).unwrap();
+    type Make<'a> = &'a dyn Fn(&Path);
+    let odd: [(&str, Make); 3] = [
+        ("a FIFO", &fifo),
+        ("a directory", &directory),
+        ("a link to a device", &device),
+    ];
+    for (what, make) in odd {
+        match fs::symlink_metadata(&level) {
+            Ok(m) if m.is_dir() => fs::remove_dir(&level).unwrap(),
+            Ok(_) => fs::remove_file(&level).unwrap(),
+            Err(_) => {}
+        }
+        make(&level);
+        for args in [
+            &["info", "--dir", &path][..],
+            &["verify", "--dir", &path],
+            &["query", "--dir", &path, "1,1,1,1,0,0/0,0,0,0,0,0"],
+            &["build", "--stones", "6", "--dir", &path],
+        ] {
+            let out = within(Duration::from_secs(10), args);
+            assert_clean_exit(&out, 1, &format!("{what}, {args:?}"));
+            // `info` and `verify` report each level on its own line.
+            let per_level = ["info", "verify"].contains(&args[0]);
+            let told = if per_level {
+                stdout(&out)
+            } else {
+                stderr(&out)
+            };
+            let lines: Vec<&str> = told
+                .lines()
+                .filter(|l| l.contains("not a regular file"))
+                .collect();
+            assert_eq!(lines.len(), 1, "{what}, {args:?}: {told}");
+            if !per_level {
+                assert_eq!(told.trim().lines().count(), 1, "{what}, {args:?}: {told}");
+            }
+        }
+    }
+}

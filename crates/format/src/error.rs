@@ -15,6 +15,13 @@ pub enum FormatError {
         /// The expected file.
         path: PathBuf,
     },
+    /// The path is a directory, FIFO, device or socket: it is never read
+    /// as a table, so that nothing blocks on it.
+    #[error("{}: not a regular file", path.display())]
+    NotRegularFile {
+        /// The path.
+        path: PathBuf,
+    },
     /// The file does not start with the table magic.
     #[error("{}: not a mancala-tb table (bad magic)", path.display())]
     BadMagic {

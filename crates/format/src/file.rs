@@ -111,6 +111,31 @@ pub struct TableFile {
     contexts: Option<MoverContexts>,
 }
 
+/// Opens `path` for reading if it is a regular file: anything else is
+/// [`FormatError::NotRegularFile`]. Looked at first (a socket cannot be
+/// opened at all), then opened without blocking (a FIFO's open would wait
+/// for a writer for ever) and looked at again, in case it was swapped.
+pub fn open_regular(path: &Path) -> Result<File, FormatError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let not_regular = || FormatError::NotRegularFile {
+        path: path.to_path_buf(),
+    };
+    let metadata = std::fs::metadata(path).map_err(|e| FormatError::io(path, e))?;
+    if !metadata.file_type().is_file() {
+        return Err(not_regular());
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| FormatError::io(path, e))?;
+    let metadata = file.metadata().map_err(|e| FormatError::io(path, e))?;
+    if !metadata.file_type().is_file() {
+        return Err(not_regular());
+    }
+    Ok(file)
+}
+
 impl TableFile {
     /// Opens and validates the table file at `path`, whatever it holds,
     /// mapped.
@@ -121,7 +146,7 @@ impl TableFile {
     /// Opens and validates the table file at `path`, read as `access`
     /// says.
     pub fn open_with(path: &Path, access: Access) -> Result<TableFile, FormatError> {
-        let file = File::open(path).map_err(|e| FormatError::io(path, e))?;
+        let file = open_regular(path)?;
         let metadata = file.metadata().map_err(|e| FormatError::io(path, e))?;
         let len = metadata.len();
         let (source, header, layout) = match access {

@@ -59,10 +59,12 @@ pub fn levels_present(dir: &Path, max_level: u32) -> u32 {
 /// every level it needs ([`Rules::levels_needed`]). From level 0 on with no
 /// gap, that is every level present; past a gap, a level counts if it
 /// never needs the missing one, as the Oware family's levels never need
-/// the level just below them.
+/// the level just below them. Anything under a level's name counts as
+/// present (a directory or a FIFO too): opening it then says what is
+/// wrong with it, where a missing level would only ask for a build.
 pub fn levels_available(dir: &Path, rules: &Rules, max_level: u32) -> Vec<u32> {
     let present: Vec<bool> = (0..=max_level)
-        .map(|n| level_path(dir, n).is_file())
+        .map(|n| level_path(dir, n).exists())
         .collect();
     (0..=max_level)
         .filter(|&n| rules.levels_needed(n).all(|m| present[m as usize]))

@@ -44,7 +44,7 @@ pub use encoding::{
     EntryReader, Full, MoverContexts, Restoring, SolvedValues, ValueEncoding, Window, MOVER_CAP,
 };
 pub use error::{FormatError, TableId};
-pub use file::{Access, Table, TableFile};
+pub use file::{open_regular, Access, Table, TableFile};
 pub use header::{
     histogram, Header, END_MARKER, FORMAT_VERSION, INDEX_SCHEME, MAGIC, MAX_BLOCK_SIZE,
 };

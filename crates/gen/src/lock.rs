@@ -60,17 +60,20 @@ pub(crate) fn lock(dir: &Path, wait: bool) -> Result<DirLock, BuildError> {
 
 /// Removes the temporary files under `dir` (and its subdirectories one
 /// level down) that a killed build left: only to be called holding the
-/// lock.
+/// lock. Links are not followed: a subdirectory that is a link may lead
+/// to files the lock does not cover.
 pub(crate) fn sweep_temporaries(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            sweep_temporaries_in(&path);
-        } else if is_temporary(&path) {
-            let _ = std::fs::remove_file(&path);
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            sweep_temporaries_in(&entry.path());
+        } else if kind.is_file() && is_temporary(&entry.path()) {
+            let _ = std::fs::remove_file(entry.path());
         }
     }
 }
@@ -78,7 +81,7 @@ pub(crate) fn sweep_temporaries(dir: &Path) {
 fn sweep_temporaries_in(dir: &Path) {
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let path = entry.path();
-        if path.is_file() && is_temporary(&path) {
+        if entry.file_type().is_ok_and(|kind| kind.is_file()) && is_temporary(&path) {
             let _ = std::fs::remove_file(&path);
         }
     }
@@ -88,4 +91,33 @@ fn is_temporary(path: &Path) -> bool {
     path.file_name()
         .and_then(|n| n.to_str())
         .is_some_and(|n| n.ends_with(TEMPORARY_SUFFIX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Temporary files in the directory and its real subdirectories go;
+    /// those a linked subdirectory leads to, and the link's target named
+    /// like a temporary file, stay.
+    #[test]
+    fn the_sweep_does_not_follow_links() {
+        let root = tempfile::tempdir().unwrap();
+        let (dir, shared) = (root.path().join("oware-6"), root.path().join("shared"));
+        std::fs::create_dir_all(dir.join("scratch")).unwrap();
+        std::fs::create_dir_all(&shared).unwrap();
+        let temporary = format!("level-012.mtb.1{TEMPORARY_SUFFIX}");
+        for place in [dir.clone(), dir.join("scratch"), shared.clone()] {
+            std::fs::write(place.join(&temporary), b"x").unwrap();
+        }
+        let target = shared.join(format!("kept{TEMPORARY_SUFFIX}"));
+        std::fs::write(&target, b"x").unwrap();
+        std::os::unix::fs::symlink(&shared, dir.join("linked")).unwrap();
+        std::os::unix::fs::symlink(&target, dir.join(format!("link{TEMPORARY_SUFFIX}"))).unwrap();
+        sweep_temporaries(&dir);
+        assert!(!dir.join(&temporary).exists());
+        assert!(!dir.join("scratch").join(&temporary).exists());
+        assert!(shared.join(&temporary).exists(), "swept through a link");
+        assert!(target.exists(), "a link's target swept");
+    }
 }

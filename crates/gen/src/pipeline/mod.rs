@@ -13,7 +13,8 @@ use std::time::Instant;
 
 use mancala_core::{Cycles, LevelIndex, Rules};
 use mancala_format::{
-    level_path, write_level, Encoding, Even, Forced, Header, Levels, Scratch, Table, TableId,
+    level_path, write_level, Encoding, Even, Forced, FormatError, Header, Levels, Scratch, Table,
+    TableId,
 };
 
 use crate::checkpoint::Checkpoints;
@@ -437,17 +438,19 @@ fn present_tables<K: Solve>(
     known: Vec<Option<Table<K>>>,
 ) -> Result<(Vec<Option<Table<K>>>, Option<usize>), BuildError> {
     let mut known = known.into_iter();
-    let present: Vec<Option<Table<K>>> = (0..=options.max_stones)
-        .map(|n| {
-            let unchanged = known
-                .next()
-                .flatten()
-                .filter(|table| !table.changed_on_disk());
-            (!options.force && options.builds_level(n))
-                .then(|| unchanged.or_else(|| valid_table(&options.rules, dir, n)))
-                .flatten()
-        })
-        .collect();
+    let mut present: Vec<Option<Table<K>>> = Vec::new();
+    for n in 0..=options.max_stones {
+        let unchanged = known
+            .next()
+            .flatten()
+            .filter(|table| !table.changed_on_disk());
+        let table = match unchanged {
+            _ if options.force || !options.builds_level(n) => None,
+            Some(table) => Some(table),
+            None => valid_table(&options.rules, dir, n)?,
+        };
+        present.push(table);
+    }
     let asked = (
         K::stored_encoding(&options.rules, options.encoding),
         options.block_size(),
@@ -475,15 +478,24 @@ fn present_tables<K: Solve>(
     Ok((present, last_to_build))
 }
 
-/// The table of level `n` if its file is present and passes every check.
-pub(crate) fn valid_table<K: Solve>(rules: &Rules, dir: &Path, n: u32) -> Option<Table<K>> {
+/// The table of level `n` if its file is present and passes every check
+/// (one that fails is built again). Where the level's file should be,
+/// something that is not a file (a directory, a FIFO, a device) is an
+/// error: the build would replace what someone put there on purpose.
+pub(crate) fn valid_table<K: Solve>(
+    rules: &Rules,
+    dir: &Path,
+    n: u32,
+) -> Result<Option<Table<K>>, BuildError> {
     let expected = TableId {
         rules: *rules,
         level: n,
     };
-    let table = Table::<K>::open(&level_path(dir, n), Some(expected)).ok()?;
-    table.check_file_checksum().ok()?;
-    Some(table)
+    match Table::<K>::open(&level_path(dir, n), Some(expected)) {
+        Ok(table) => Ok(table.check_file_checksum().is_ok().then_some(table)),
+        Err(e @ FormatError::NotRegularFile { .. }) => Err(e.into()),
+        Err(_) => Ok(None),
+    }
 }
 
 /// Solves (with `solver`) and writes level `n`; returns its report and

@@ -543,6 +543,7 @@ impl Kind for FormatError {
     fn kind(&self) -> &'static str {
         match self {
             FormatError::Missing { .. } => "Missing",
+            FormatError::NotRegularFile { .. } => "NotRegularFile",
             FormatError::BadMagic { .. } => "BadMagic",
             FormatError::UnsupportedVersion { .. } => "UnsupportedVersion",
             FormatError::Corrupted { .. } => "Corrupted",
