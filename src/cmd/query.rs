@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use clap::Args;
-use mancala_core::Cycles;
+use mancala_core::{echoed, Cycles};
 use mancala_probe::{Even, Forced, Tablebase, DEFAULT_CACHE_BYTES};
 use rayon::prelude::*;
 
@@ -95,8 +95,11 @@ impl<'a> Line<'a> {
     /// The line `bytes` of stdin, without its line ending and surrounding
     /// white space.
     fn of(bytes: &'a [u8]) -> Line<'a> {
+        if bytes.len() > MAX_LINE {
+            return Line::overlong(bytes, bytes.len() as u64);
+        }
         let bad = |message: &str| Line::Bad {
-            shown: String::from_utf8_lossy(bytes).trim().to_string(),
+            shown: echoed(String::from_utf8_lossy(bytes).trim()).into_owned(),
             failure: Failure {
                 kind: "notation",
                 message: message.to_string(),
@@ -106,6 +109,23 @@ impl<'a> Line<'a> {
             Ok(text) if text.trim().is_empty() => bad("bad position: an empty line"),
             Ok(text) => Line::Text(text.trim()),
             Err(_) => bad("bad position: not UTF-8 text"),
+        }
+    }
+
+    /// A line of `len` bytes, longer than [`MAX_LINE`], that starts with
+    /// `start`.
+    fn overlong(start: &[u8], len: u64) -> Line<'a> {
+        let start = &start[..start.len().min(MAX_LINE)];
+        Line::Bad {
+            shown: echoed(String::from_utf8_lossy(start).trim()).into_owned(),
+            failure: Failure {
+                kind: "too_long",
+                message: format!(
+                    "a line of {} bytes, longer than the {} allowed",
+                    thousands(len),
+                    thousands(MAX_LINE as u64)
+                ),
+            },
         }
     }
 
@@ -143,6 +163,10 @@ const _: () = assert!(DEFAULT_CACHE_BYTES == 256 << 20);
 const QUERY_BATCH: usize = 1 << 20;
 /// Bytes asked of stdin per read.
 const READ_BYTES: usize = 1 << 20;
+/// The longest line read as a position (a position of the largest board
+/// takes about a hundred bytes): a longer one is answered with an error,
+/// and only its start is kept while the rest is read past.
+const MAX_LINE: usize = 4096;
 /// Pieces the reader may be ahead of the answers.
 const PIECES_IN_FLIGHT: usize = 64;
 /// A piece this large means input comes in bulk (a full pipe buffer is
@@ -201,24 +225,41 @@ impl<K: Answering> Query<'_, K> {
     /// block is decoded once, while a program that writes a line and waits
     /// gets its answer at once.
     fn answer_stream(&self, format: Format, out: &mut impl Write) -> Result<bool> {
-        let (pieces, received) = sync_channel::<Result<Vec<u8>>>(PIECES_IN_FLIGHT);
+        let (pieces, received) = sync_channel::<Result<Piece>>(PIECES_IN_FLIGHT);
         std::thread::spawn(move || {
             let input = std::io::BufReader::with_capacity(READ_BYTES, std::io::stdin().lock());
             read_pieces(input, pieces)
         });
         let mut all_ok = true;
         while let Ok(first) = received.recv() {
-            let mut bytes = first?;
+            let mut bytes = match first? {
+                Piece::Lines(bytes) => bytes,
+                Piece::Overlong { start, len } => {
+                    all_ok &= self.write_answers(format, &[Line::overlong(&start, len)], out)?;
+                    continue;
+                }
+            };
             let mut last_len = bytes.len();
+            let mut overlong = None;
             while last_len >= BULK_BYTES && bytes.len() < QUERY_BATCH * 24 {
                 let Ok(piece) = received.recv_timeout(BULK_WAIT) else {
                     break;
                 };
-                let piece = piece?;
-                bytes.extend_from_slice(&piece);
-                last_len = piece.len();
+                match piece? {
+                    Piece::Lines(piece) => {
+                        bytes.extend_from_slice(&piece);
+                        last_len = piece.len();
+                    }
+                    Piece::Overlong { start, len } => {
+                        overlong = Some(Line::overlong(&start, len));
+                        break;
+                    }
+                }
             }
             all_ok &= self.write_lines(format, &bytes, out)?;
+            if let Some(line) = overlong {
+                all_ok &= self.write_answers(format, &[line], out)?;
+            }
             out.flush()?;
         }
         Ok(all_ok)
@@ -272,9 +313,9 @@ fn write_answer(
             out.push_str(&a.to_text());
             out.push('\n'); // a blank line between boards
         }
-        (Err(failure), Format::Json) => out.push_str(&json::failure(failure, Some(text))),
+        (Err(failure), Format::Json) => out.push_str(&json::failure(failure, Some(&echoed(text)))),
         (Err(failure), _) => {
-            out.push_str(text);
+            out.push_str(&echoed(text));
             out.push_str(" error: ");
             out.push_str(&failure.message);
         }
@@ -282,11 +323,21 @@ fn write_answer(
     out.push('\n');
 }
 
+/// What the reader thread passes on: complete lines, or a line too long
+/// to be a position, of which only the start was kept.
+enum Piece {
+    Lines(Vec<u8>),
+    Overlong { start: Vec<u8>, len: u64 },
+}
+
 /// Sends the complete lines of each read from `input` as one piece (a line
 /// cut by the end of a read waits for the rest), then a last unterminated
-/// line, if any. Stops at the first error, which it sends on.
-fn read_pieces(mut input: impl BufRead, pieces: SyncSender<Result<Vec<u8>>>) {
-    let mut pending: Vec<u8> = Vec::new();
+/// line, if any. A line that grows past [`MAX_LINE`] is kept no further
+/// and sent as [`Piece::Overlong`] when it ends. Each read is looked at
+/// once, whatever the lines' lengths. Stops at the first error, which it
+/// sends on.
+fn read_pieces(mut input: impl BufRead, pieces: SyncSender<Result<Piece>>) {
+    let mut pending = Unfinished::default();
     loop {
         let read = match input.fill_buf() {
             Ok([]) => break,
@@ -298,17 +349,86 @@ fn read_pieces(mut input: impl BufRead, pieces: SyncSender<Result<Vec<u8>>>) {
             }
         };
         let taken = read.len();
-        pending.extend_from_slice(read);
-        input.consume(taken);
-        if let Some(end) = pending.iter().rposition(|&b| b == b'\n') {
-            let rest = pending.split_off(end + 1);
-            let complete = std::mem::replace(&mut pending, rest);
-            if pieces.send(Ok(complete)).is_err() {
-                return;
+        let sent = match read.iter().position(|&b| b == b'\n') {
+            None => {
+                pending.extend(read);
+                Ok(())
             }
+            Some(first) => {
+                let last = read
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .expect("one at least");
+                pending.extend(&read[..first]);
+                let ended = std::mem::take(&mut pending);
+                let mut lines = Vec::with_capacity(last - first + MAX_LINE);
+                match ended.into_piece() {
+                    Piece::Lines(line) => {
+                        lines.extend_from_slice(&line);
+                        lines.push(b'\n');
+                    }
+                    overlong => {
+                        if pieces.send(Ok(overlong)).is_err() {
+                            return;
+                        }
+                    }
+                }
+                lines.extend_from_slice(&read[first + 1..=last]);
+                pending.extend(&read[last + 1..]);
+                if lines.is_empty() {
+                    Ok(())
+                } else {
+                    pieces.send(Ok(Piece::Lines(lines)))
+                }
+            }
+        };
+        input.consume(taken);
+        if sent.is_err() {
+            return;
         }
     }
-    if !pending.is_empty() {
-        let _ = pieces.send(Ok(pending));
+    if pending.len > 0 {
+        let _ = pieces.send(Ok(pending.into_piece()));
     }
+}
+
+/// The line being read: its first bytes (up to one past [`MAX_LINE`]) and
+/// its length so far.
+#[derive(Default)]
+struct Unfinished {
+    start: Vec<u8>,
+    len: u64,
+}
+
+impl Unfinished {
+    fn extend(&mut self, bytes: &[u8]) {
+        let room = (MAX_LINE + 1).saturating_sub(self.start.len());
+        self.start
+            .extend_from_slice(&bytes[..bytes.len().min(room)]);
+        self.len += bytes.len() as u64;
+    }
+
+    fn into_piece(self) -> Piece {
+        if self.len > MAX_LINE as u64 {
+            Piece::Overlong {
+                start: self.start,
+                len: self.len,
+            }
+        } else {
+            Piece::Lines(self.start)
+        }
+    }
+}
+
+/// `n` with its thousands separated by commas.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
 }

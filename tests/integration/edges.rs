@@ -614,3 +614,63 @@ fn a_level_that_is_not_a_regular_file_is_refused_at_once() {
         }
     }
 }
+
+/// `query -` reads a line of any length in time proportional to it,
+/// keeping only its start: a line too long to be a position gets a short
+/// error line of its own (its first characters, its length), and the
+/// lines around it their answers.
+#[test]
+fn an_endless_line_is_read_in_linear_time_and_answered_briefly() {
+    let (_dir, path) = built(4);
+    let args = ["query", "--dir", &path, "-"];
+    let timed = |megabytes: usize| {
+        let mut input = b"1,1,1,1,0,0/0,0,0,0,0,0\n".to_vec();
+        input.resize(input.len() + (megabytes << 20), b'1');
+        input.extend_from_slice(b"\n0,0,1,1,1,1/0,0,0,0,0,0\n");
+        let started = Instant::now();
+        let out = with_stdin_bytes(&args, input);
+        (started.elapsed(), out)
+    };
+    let mut seconds = Vec::new();
+    for megabytes in [8, 32, 64] {
+        let (took, out) = timed(megabytes);
+        assert_clean_exit(&out, 1, &format!("{megabytes} MB line"));
+        let text = stdout(&out);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text:.400}");
+        assert!(!lines[0].contains("error") && !lines[2].contains("error"));
+        let long = format!("{}", megabytes << 20);
+        let grouped: String = long
+            .chars()
+            .rev()
+            .collect::<Vec<_>>()
+            .chunks(3)
+            .map(|c| c.iter().collect::<String>())
+            .collect::<Vec<_>>()
+            .join(",")
+            .chars()
+            .rev()
+            .collect();
+        assert!(
+            lines[1].len() <= 200,
+            "{} bytes: {:.300}",
+            lines[1].len(),
+            lines[1]
+        );
+        assert!(
+            lines[1].ends_with(&format!(
+                "error: a line of {grouped} bytes, longer than the 4,096 allowed"
+            )),
+            "{}",
+            lines[1]
+        );
+        seconds.push(took.as_secs_f64());
+    }
+    // Linear: eight times the bytes, about eight times the time (a
+    // quadratic reader took 55 times as long); with room for noise and
+    // the fixed start-up.
+    assert!(
+        seconds[2] < 20.0 * seconds[0] + 0.5,
+        "8, 32, 64 MB lines took {seconds:?} s"
+    );
+}

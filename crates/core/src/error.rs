@@ -162,3 +162,16 @@ pub enum GameError {
     #[error("unknown side '{0}' (expected south or north)")]
     UnknownSide(String),
 }
+
+/// Characters of a user's input that an error shows, at most.
+pub const ECHOED_CHARS: usize = 60;
+
+/// What an error shows of a user's input: `text`, or its first
+/// [`ECHOED_CHARS`] characters and an ellipsis, so that a huge input never
+/// comes back in its error (twice, in a line and an HTTP body).
+pub fn echoed(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(ECHOED_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]).into(),
+        None => text.into(),
+    }
+}

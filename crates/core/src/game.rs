@@ -331,7 +331,7 @@ pub fn parse_move(rules: &Rules, text: &str) -> Result<usize> {
             Ok(c as usize - 'a' as usize)
         }
         _ => Err(GameError::NotAMove {
-            text: text.to_string(),
+            text: crate::echoed(text).into_owned(),
             pits: rules.pits(),
         }
         .into()),

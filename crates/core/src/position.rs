@@ -7,7 +7,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::error::{Error, NotationError, Result, Row};
+use crate::error::{echoed, Error, NotationError, Result, Row};
 
 /// The most pits per side any rule set supports.
 pub const MAX_PITS: usize = 8;
@@ -149,7 +149,7 @@ impl Position {
         let mut rows = text.trim().split('/');
         let (Some(mover), Some(opponent), None) = (rows.next(), rows.next(), rows.next()) else {
             return Err(NotationError::Rows {
-                text: text.to_string(),
+                text: echoed(text).into_owned(),
                 pits,
             }
             .into());
@@ -166,7 +166,7 @@ impl Position {
                 let field = field.trim();
                 if field.is_empty() {
                     return Err(NotationError::EmptyCount {
-                        text: text.to_string(),
+                        text: echoed(text).into_owned(),
                         row: side,
                     }
                     .into());
@@ -177,9 +177,9 @@ impl Position {
                     .then(|| field.parse().ok())
                     .flatten()
                     .ok_or_else(|| NotationError::NotACount {
-                        text: text.to_string(),
+                        text: echoed(text).into_owned(),
                         row: side,
-                        field: field.to_string(),
+                        field: echoed(field).into_owned(),
                     })?;
                 if let Some(slot) = counts.get_mut(filled) {
                     *slot = count;
@@ -189,7 +189,7 @@ impl Position {
             }
             if fields != pits {
                 return Err(NotationError::PitCount {
-                    text: text.to_string(),
+                    text: echoed(text).into_owned(),
                     row: side,
                     found: fields,
                     expected: pits,
