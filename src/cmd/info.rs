@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use mancala_format::{dir_name, TableFile};
+use mancala_format::{dir_name, level_file_name, Header, TableFile};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
@@ -51,6 +51,27 @@ fn table_files(root: &Path) -> Result<Vec<PathBuf>> {
         files.extend(level_files);
     }
     Ok(files)
+}
+
+/// Where a table belongs by its header, if that is not where it is (a level
+/// copied over another, a table copied into another rule set's or kind's
+/// directory): `query` and `verify` refuse such a file, so `info` does not
+/// count it either.
+fn misplaced(path: &Path, header: &Header) -> Option<String> {
+    let dir = path.parent()?.file_name()?.to_str()?;
+    let name = path.file_name()?.to_str()?;
+    let belongs = (
+        dir_name(&header.rules, header.cycles),
+        level_file_name(header.level),
+    );
+    (belongs.0 != dir || belongs.1 != name).then(|| {
+        format!(
+            "{}: misplaced table: its header says {}/{}",
+            path.display(),
+            belongs.0,
+            belongs.1
+        )
+    })
 }
 
 /// The SHA-256 of a file's bytes as `sha256sum` prints it: the digest to
@@ -110,6 +131,18 @@ pub fn run(args: InfoArgs) -> Result<bool> {
             }
         };
         let h = table.header();
+        if let Some(error) = misplaced(&path, h) {
+            all_ok = false;
+            if args.json {
+                out!(
+                    "{}",
+                    json!({"file": path.display().to_string(), "error": error})
+                );
+            } else {
+                out!("{error}");
+            }
+            continue;
+        }
         let id = dir_name(&h.rules, h.cycles);
         let summary = LevelSummary::of(&table);
         let bits = summary.bits_per_position();

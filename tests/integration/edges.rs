@@ -674,3 +674,63 @@ fn an_endless_line_is_read_in_linear_time_and_answered_briefly() {
         "8, 32, 64 MB lines took {seconds:?} s"
     );
 }
+
+/// `info` checks each table against its place, as `query` and `verify`
+/// do: a level copied over another, a kalah table or a forced table copied
+/// into oware's directory are each named as misplaced and make it fail.
+#[test]
+fn info_names_a_misplaced_table() {
+    let (dir, path) = built(6);
+    let others = tempfile::TempDir::new().unwrap();
+    let others_path = others.path().to_str().unwrap();
+    ok(&[
+        "build",
+        "--rules",
+        "kalah",
+        "--pits",
+        "4",
+        "--stones",
+        "6",
+        "--dir",
+        others_path,
+    ]);
+    ok(&[
+        "build",
+        "--cycles",
+        "forced",
+        "--stones",
+        "6",
+        "--dir",
+        others_path,
+    ]);
+    let oware_dir = tables_dir(dir.path(), &oware(), Cycles::Even);
+    let level = oware_dir.join(level_file_name(6));
+    let kalah = mancala_core::Rules::new(mancala_core::Variant::Kalah, 4).unwrap();
+    let copies = [
+        ("level 5 over level 6", oware_dir.join(level_file_name(5))),
+        (
+            "a kalah table",
+            tables_dir(others.path(), &kalah, Cycles::Even).join(level_file_name(6)),
+        ),
+        (
+            "a forced table",
+            tables_dir(others.path(), &oware(), Cycles::Forced).join(level_file_name(6)),
+        ),
+    ];
+    let original = fs::read(&level).unwrap();
+    for (what, copied) in copies {
+        fs::copy(&copied, &level).unwrap();
+        let out = mancala_tb(&["info", "--dir", &path]);
+        assert_clean_exit(&out, 1, what);
+        let text = stdout(&out);
+        let named: Vec<&str> = text.lines().filter(|l| l.contains("misplaced")).collect();
+        assert_eq!(named.len(), 1, "{what}: {text}");
+        assert!(named[0].contains("level-006.mtb"), "{what}: {}", named[0]);
+        assert!(
+            !text.contains("total: 7 levels"),
+            "{what}: the misplaced file is counted: {text}"
+        );
+    }
+    fs::write(&level, original).unwrap();
+    ok(&["info", "--dir", &path]);
+}
