@@ -64,6 +64,12 @@ enum Command {
     /// Play a game in the terminal against the perfect engine.
     Play(cmd::play::PlayArgs),
     /// Answer positions and game states over HTTP/JSON.
+    ///
+    /// Limits, so that no client starves the others: at most 512
+    /// connections at once and 64 from one client address (more are closed
+    /// as they come); request headers within 10 s, an idle kept-alive
+    /// connection too; a body within 10 s and of at most 1 MiB (413
+    /// beyond); at most 10,000 positions a batch; 60 s for a whole request.
     Serve(cmd::serve::ServeArgs),
 }
 

@@ -298,6 +298,14 @@ fn router(shared: Arc<Shared>) -> Router {
 /// Connections served at once; more wait to be accepted.
 pub const MAX_CONNECTIONS: usize = 512;
 
+/// Connections served at once from one client address: one client cannot
+/// hold every slot (more of its connections are closed as they come).
+pub const MAX_CONNECTIONS_PER_CLIENT: usize = 64;
+
+/// Longest time for a request's body to arrive, whole: a client that
+/// trickles its body is answered 408 and let go.
+pub const BODY_TIME: Duration = Duration::from_secs(10);
+
 /// Longest wait for a request's headers, on a new connection or an idle
 /// kept-alive one: a client that sends nothing is let go.
 pub const HEADER_TIME: Duration = Duration::from_secs(10);
@@ -316,7 +324,8 @@ pub const REFRESH_EVERY: Duration = Duration::from_secs(1);
 pub const DRAIN_LIMIT: u64 = 8 * MAX_BODY as u64;
 
 /// A request too large by its `Content-Length` is refused before its body
-/// reaches a handler, and no request runs longer than [`REQUEST_TIME`].
+/// reaches a handler, its body must arrive within [`BODY_TIME`], and no
+/// request runs longer than [`REQUEST_TIME`].
 async fn within_limits(request: axum::extract::Request, next: middleware::Next) -> Response {
     let declared = request
         .headers()
@@ -331,7 +340,10 @@ async fn within_limits(request: axum::extract::Request, next: middleware::Next) 
                 drain(request.into_body()).await;
                 too_large().into_response()
             }
-            _ => next.run(request).await,
+            _ => match received_within(request, BODY_TIME).await {
+                Ok(request) => next.run(request).await,
+                Err(response) => response,
+            },
         }
     };
     match tokio::time::timeout(REQUEST_TIME, work).await {
@@ -345,6 +357,32 @@ async fn within_limits(request: axum::extract::Request, next: middleware::Next) 
     }
 }
 
+/// `request` with its body read whole (at most [`MAX_BODY`] bytes; a
+/// larger one is left for the handler's limit to refuse), if it arrives
+/// within `limit`; else the 408 that answers a client too slow.
+async fn received_within(
+    request: axum::extract::Request,
+    limit: Duration,
+) -> Result<axum::extract::Request, Response> {
+    let (parts, body) = request.into_parts();
+    let limited = http_body_util::Limited::new(body, MAX_BODY + 1);
+    match tokio::time::timeout(limit, limited.collect()).await {
+        Ok(Ok(collected)) => Ok(axum::extract::Request::from_parts(
+            parts,
+            axum::body::Body::from(collected.to_bytes()),
+        )),
+        Ok(Err(_)) => {
+            Err(ApiError::too_large(format!("request body over {MAX_BODY} bytes")).into_response())
+        }
+        Err(_) => Err(ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "timeout",
+            format!("the request body took over {} s to arrive", limit.as_secs()),
+        )
+        .into_response()),
+    }
+}
+
 /// Reads a body to its end, keeping nothing.
 async fn drain(mut body: axum::body::Body) {
     while let Some(Ok(_)) = body.frame().await {}
@@ -352,7 +390,8 @@ async fn drain(mut body: axum::body::Body) {
 
 /// Serves the API on `listener` until the process ends. The caller binds
 /// (and can print the address, e.g. after binding port 0). At most
-/// [`MAX_CONNECTIONS`] connections are served at once, each must send its
+/// [`MAX_CONNECTIONS`] connections are served at once,
+/// [`MAX_CONNECTIONS_PER_CLIENT`] from one address, each must send its
 /// request headers within [`HEADER_TIME`], and the tables' files are
 /// checked every [`REFRESH_EVERY`]: a rule set whose files changed is
 /// opened afresh by the next request.
@@ -368,14 +407,19 @@ pub async fn serve(listener: tokio::net::TcpListener, root: PathBuf) -> std::io:
     });
     let service = TowerToHyperService::new(router(shared));
     let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let clients = Clients::default();
     loop {
         let permit = connections
             .clone()
             .acquire_owned()
             .await
             .expect("the connection semaphore is never closed");
-        let stream = match listener.accept().await {
-            Ok((stream, _)) => stream,
+        let (stream, held) = match listener.accept().await {
+            Ok((stream, peer)) => match clients.admit(peer.ip()) {
+                Some(held) => (stream, held),
+                // Over its share: closed at once, the slot given back.
+                None => continue,
+            },
             // Out of file descriptors, a connection reset before it was
             // accepted, …: the listener itself still works.
             Err(_) => {
@@ -386,12 +430,52 @@ pub async fn serve(listener: tokio::net::TcpListener, root: PathBuf) -> std::io:
         let service = service.clone();
         tokio::spawn(async move {
             let _permit = permit;
+            let _held = held;
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(HEADER_TIME)
                 .serve_connection(TokioIo::new(stream), service);
             let _ = connection.await;
         });
+    }
+}
+
+/// Connections served per client address.
+#[derive(Clone, Default)]
+struct Clients(Arc<std::sync::Mutex<HashMap<std::net::IpAddr, usize>>>);
+
+/// One connection of a client, counted until it is dropped.
+struct Held {
+    clients: Clients,
+    address: std::net::IpAddr,
+}
+
+impl Clients {
+    /// A connection from `address`, unless that client has
+    /// [`MAX_CONNECTIONS_PER_CLIENT`] already.
+    fn admit(&self, address: std::net::IpAddr) -> Option<Held> {
+        let mut counts = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let count = counts.entry(address).or_default();
+        if *count >= MAX_CONNECTIONS_PER_CLIENT {
+            return None;
+        }
+        *count += 1;
+        Some(Held {
+            clients: self.clone(),
+            address,
+        })
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let mut counts = self.clients.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(count) = counts.get_mut(&self.address) {
+            *count -= 1;
+            if *count == 0 {
+                counts.remove(&self.address);
+            }
+        }
     }
 }
 

@@ -734,3 +734,72 @@ fn info_names_a_misplaced_table() {
     fs::write(&level, original).unwrap();
     ok(&["info", "--dir", &path]);
 }
+
+/// A request from a loopback address of our choosing (`127.0.0.N`), its
+/// whole reply, read until the server closes.
+fn request_from(source: &str, address: &str, request: &[u8]) -> Vec<u8> {
+    // Std cannot bind a socket before it connects; tokio can.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let stream = runtime.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind(format!("{source}:0").parse().unwrap()).unwrap();
+        socket.connect(address.parse().unwrap()).await.unwrap()
+    });
+    let mut stream = stream.into_std().unwrap();
+    stream.set_nonblocking(false).unwrap();
+    stream.write_all(request).unwrap();
+    let mut reply = Vec::new();
+    let _ = stream.read_to_end(&mut reply);
+    reply
+}
+
+/// One client holding hundreds of slow uploads open cannot starve the
+/// others: it is served a bounded share of the connections, every other
+/// address is answered at once, and a body that trickles in is answered
+/// 408 once the server stops waiting for it.
+#[test]
+fn one_client_cannot_starve_the_server() {
+    let (dir, _path) = built(4);
+    let server = Served::start(dir.path());
+    let address = server.base.trim_start_matches("http://").to_string();
+    let upload = b"POST /v1/analyze HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{";
+    let trickled = {
+        let address = address.clone();
+        std::thread::spawn(move || {
+            let started = Instant::now();
+            let reply = request_from("127.0.0.3", &address, upload);
+            (started.elapsed(), reply)
+        })
+    };
+    let hostile: Vec<TcpStream> = (0..530)
+        .filter_map(|_| {
+            let mut stream = TcpStream::connect(&address).ok()?;
+            let _ = stream.write_all(upload);
+            Some(stream)
+        })
+        .collect();
+    assert!(hostile.len() > 500, "{} connections made", hostile.len());
+    for _ in 0..5 {
+        let started = Instant::now();
+        let reply = request_from(
+            "127.0.0.2",
+            &address,
+            b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        );
+        let took = started.elapsed();
+        let reply = String::from_utf8_lossy(&reply);
+        assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+        assert!(took < Duration::from_secs(1), "/health took {took:?}");
+    }
+    let (took, reply) = trickled.join().unwrap();
+    let reply = String::from_utf8_lossy(&reply);
+    assert!(reply.starts_with("HTTP/1.1 408"), "{reply}");
+    assert!(
+        took >= Duration::from_secs(9) && took < Duration::from_secs(20),
+        "a trickled body was answered after {took:?}"
+    );
+    drop(hostile);
+}
