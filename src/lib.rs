@@ -76,7 +76,10 @@ enum Command {
 /// Runs the command line: parses the arguments, runs the subcommand, and
 /// prints a failure as one line on stderr.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     let outcome = match cli.command {
         Command::Build(args) => cmd::build::run(args),
         Command::Query(args) => cmd::query::run(args),
@@ -98,6 +101,32 @@ pub fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Help and version as clap prints them (and the help of a command given
+/// without its subcommand); any other argument error as one
+/// line on stderr (clap's message, its lines joined, without the usage
+/// block), exit code 2.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let rendered = e.render().to_string();
+    let message: Vec<&str> = rendered
+        .lines()
+        .take_while(|line| !line.trim().is_empty())
+        .map(|line| line.trim())
+        .collect();
+    let message = message.join(" ");
+    let message = message.strip_prefix("error: ").unwrap_or(&message);
+    eprintln!("mancala-tb: {message} (see --help)");
+    ExitCode::from(2)
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

@@ -19,6 +19,12 @@ pub struct ServeArgs {
 /// Binds, prints `listening on http://ADDR` (the real port when given port
 /// 0, so scripts and tests can find the server) and serves until killed.
 pub fn run(args: ServeArgs) -> Result<bool> {
+    if args.dir.exists() && !args.dir.is_dir() {
+        anyhow::bail!(
+            "{}: not a directory (give --dir a table directory)",
+            args.dir.display()
+        );
+    }
     if !args.dir.is_dir() {
         anyhow::bail!(
             "{}: no such table directory (build tables into it first, or give --dir)",

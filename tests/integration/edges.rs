@@ -59,7 +59,10 @@ fn time_and_memory_options_out_of_range_are_usage_errors() {
         let out = mancala_tb(args);
         assert_clean_exit(&out, 2, &format!("{args:?}"));
         let err = stderr(&out);
-        assert!(err.starts_with("error: invalid value"), "{args:?}: {err}");
+        assert!(
+            err.starts_with("mancala-tb: invalid value") && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
     }
     let err = fails(&["query", "--empty-capture=false", "1,0,0,0,0,0/1,0,0,0,0,0"]);
     assert!(err.contains("kalah option"), "{err}");
@@ -165,7 +168,8 @@ fn verify_neither_writes_nor_says_ok_wrongly() {
 }
 
 /// One build at a time: a second one names the holder and fails, or waits
-/// with `--wait`; temporary files a killed build left are swept.
+/// with `--wait`; temporary files a killed build left are swept, and none
+/// that a linked directory leads to.
 #[test]
 fn builds_take_turns_and_sweep_what_killed_ones_left() {
     let (dir, path) = built(4);
@@ -194,9 +198,14 @@ fn builds_take_turns_and_sweep_what_killed_ones_left() {
 
     let stale = tables.join("level-006.mtb.999999.tmp");
     fs::write(&stale, b"MANCALTB partial").unwrap();
+    let shared = tempfile::TempDir::new().unwrap();
+    let elsewhere = shared.path().join("level-002.mtb.999999.tmp");
+    fs::write(&elsewhere, b"another program's").unwrap();
+    std::os::unix::fs::symlink(shared.path(), tables.join("linked")).unwrap();
     let out = mancala_tb(&["build", "--stones", "6", "--dir", &path]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stale.exists(), "a stale temporary file was left");
+    assert!(elsewhere.exists(), "the sweep followed a link");
 }
 
 /// A build that runs out of room (here a file-size limit, which fails
@@ -358,6 +367,10 @@ fn the_server_bounds_what_clients_can_hold() {
 
     let err = fails(&["serve", "--dir", &format!("{path}/nowhere")]);
     assert!(err.contains("no such table directory"), "{err}");
+    let file = dir.path().join("a-file");
+    fs::write(&file, b"x").unwrap();
+    let err = fails(&["serve", "--dir", file.to_str().unwrap()]);
+    assert!(err.contains("not a directory"), "{err}");
     let named = Served::start_at(dir.path(), "localhost:0");
     let (status, _) = {
         let response = reqwest::blocking::get(format!("{}/health", named.base)).unwrap();
@@ -802,4 +815,26 @@ fn one_client_cannot_starve_the_server() {
         "a trickled body was answered after {took:?}"
     );
     drop(hostile);
+}
+
+/// Every argument error is one line on stderr with exit code 2, saying
+/// what is wrong; help stays whole, on stdout.
+#[test]
+fn argument_errors_are_one_line() {
+    for (args, says) in [
+        (&["query", "--bogus"][..], "unexpected argument '--bogus'"),
+        (&["build"], "--stones"),
+        (&["build", "--stones", "x"], "invalid value 'x'"),
+        (&["nonsense"], "unrecognized subcommand 'nonsense'"),
+    ] {
+        let out = mancala_tb(args);
+        assert_clean_exit(&out, 2, &format!("{args:?}"));
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("mancala-tb: "), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    let help = mancala_tb(&["build", "--help"]);
+    assert_clean_exit(&help, 0, "build --help");
+    assert!(stdout(&help).lines().count() > 10);
 }

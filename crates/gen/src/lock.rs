@@ -92,32 +92,3 @@ fn is_temporary(path: &Path) -> bool {
         .and_then(|n| n.to_str())
         .is_some_and(|n| n.ends_with(TEMPORARY_SUFFIX))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Temporary files in the directory and its real subdirectories go;
-    /// those a linked subdirectory leads to, and the link's target named
-    /// like a temporary file, stay.
-    #[test]
-    fn the_sweep_does_not_follow_links() {
-        let root = tempfile::tempdir().unwrap();
-        let (dir, shared) = (root.path().join("oware-6"), root.path().join("shared"));
-        std::fs::create_dir_all(dir.join("scratch")).unwrap();
-        std::fs::create_dir_all(&shared).unwrap();
-        let temporary = format!("level-012.mtb.1{TEMPORARY_SUFFIX}");
-        for place in [dir.clone(), dir.join("scratch"), shared.clone()] {
-            std::fs::write(place.join(&temporary), b"x").unwrap();
-        }
-        let target = shared.join(format!("kept{TEMPORARY_SUFFIX}"));
-        std::fs::write(&target, b"x").unwrap();
-        std::os::unix::fs::symlink(&shared, dir.join("linked")).unwrap();
-        std::os::unix::fs::symlink(&target, dir.join(format!("link{TEMPORARY_SUFFIX}"))).unwrap();
-        sweep_temporaries(&dir);
-        assert!(!dir.join(&temporary).exists());
-        assert!(!dir.join("scratch").join(&temporary).exists());
-        assert!(shared.join(&temporary).exists(), "swept through a link");
-        assert!(target.exists(), "a link's target swept");
-    }
-}
