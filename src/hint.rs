@@ -9,7 +9,7 @@ use std::error::Error as StdError;
 use std::path::Path;
 
 use mancala_core::{Cycles, LevelIndex, Rules, MAX_LEVEL};
-use mancala_format::{Encoding, FormatError};
+use mancala_format::{tables_dir, Encoding, FormatError};
 use mancala_gen::MemoryMode;
 
 use crate::args::{cycles_flag, rules_flags};
@@ -81,6 +81,14 @@ fn build_hint(error: &(dyn StdError + 'static)) -> Option<String> {
 pub fn build_advice(rules: &Rules, cycles: Cycles, stones: u32, root: Option<&Path>) -> String {
     if stones > MAX_LEVEL {
         return format!("no table holds more than {MAX_LEVEL} stones");
+    }
+    if let Some(dir) = root.map(|root| tables_dir(root, rules, cycles)) {
+        if dir.exists() && !dir.is_dir() {
+            return format!(
+                "{} is not a directory: a build there needs it moved away",
+                dir.display()
+            );
+        }
     }
     let positions = LevelIndex::new(rules.pits(), stones).count();
     let mut memory_flag = "";

@@ -838,3 +838,25 @@ fn argument_errors_are_one_line() {
     assert_clean_exit(&help, 0, "build --help");
     assert!(stdout(&help).lines().count() > 10);
 }
+
+/// A file where a rule set's table directory should be is named as such:
+/// `query` does not advise a build that cannot run, and `build` fails
+/// before it prints anything else.
+#[test]
+fn a_file_in_place_of_the_table_directory_is_named() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let path = dir.path().to_str().unwrap();
+    fs::write(tables_dir(dir.path(), &oware(), Cycles::Even), b"x").unwrap();
+    let err = fails(&["query", "--dir", path, "1,1,1,1,0,0/0,0,0,0,0,0"]);
+    assert!(err.contains("oware-6 is not a directory"), "{err}");
+    assert!(!err.contains("run `mancala-tb build"), "{err}");
+    let out = mancala_tb(&["build", "--stones", "4", "--dir", path]);
+    assert_clean_exit(&out, 1, "build");
+    assert!(
+        stderr(&out).contains("oware-6: not a directory"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "", "printed before the error");
+}

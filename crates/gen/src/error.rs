@@ -97,6 +97,13 @@ pub enum BuildError {
     /// A table file could not be written, or a present one read.
     #[error(transparent)]
     Format(#[from] FormatError),
+    /// Where the tables' directory should be, or above it, is something
+    /// else (a file).
+    #[error("{}: not a directory", path.display())]
+    NotADirectory {
+        /// The path that is not a directory.
+        path: PathBuf,
+    },
     /// An operating-system error on a checkpoint or a directory.
     #[error("{}: {source}", path.display())]
     Io {

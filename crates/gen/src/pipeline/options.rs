@@ -138,8 +138,9 @@ impl BuildOptions {
         tables_dir(&self.root, &self.rules, self.cycles)
     }
 
-    /// Whether the options can be built: the checks [`crate::build`] makes before
-    /// it touches the disk.
+    /// Whether the options can be built: the checks [`crate::build`] makes
+    /// before it writes anything (the tables' directory, or a path above
+    /// it, must not be a file).
     pub fn validate(&self) -> Result<(), BuildError> {
         if self.max_stones > MAX_LEVEL {
             return Err(BuildError::TooManyStones {
@@ -165,6 +166,12 @@ impl BuildOptions {
                     budget,
                 });
             }
+        }
+        let dir = self.dir();
+        if let Some(file) = dir.ancestors().find(|a| a.exists() && !a.is_dir()) {
+            return Err(BuildError::NotADirectory {
+                path: file.to_path_buf(),
+            });
         }
         Ok(())
     }
