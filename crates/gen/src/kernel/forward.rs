@@ -14,7 +14,7 @@ use mancala_core::{LevelIndex, Move, Position, Rules, MAX_PITS};
 use mancala_format::Levels;
 use rayon::prelude::*;
 
-use super::{Exchange, Pacing, Part};
+use super::{piece_len, Exchange, Pacing, Part};
 use crate::error::BuildError;
 use crate::solve::Solve;
 
@@ -56,7 +56,7 @@ pub(crate) fn forward_pass<K: Solve, L: LowerReads<K>>(
     record: &mut impl Record<K>,
 ) -> Result<(), BuildError> {
     let end = part.owned.end;
-    let group = group_len(L::GROUP, end - from);
+    let group = piece_len(L::GROUP as u64, end - from, 1 << 11);
     let groups = exchange.most((end - from).div_ceil(group));
     for g in 0..groups {
         let lo = (from + g * group).min(end);
@@ -66,18 +66,6 @@ pub(crate) fn forward_pass<K: Solve, L: LowerReads<K>>(
         record.record(lo, summaries)?;
     }
     Ok(())
-}
-
-/// Positions per group of a pass over `len` positions: `group`, or in
-/// debug builds a few thousand, so the tests' levels pass in many groups,
-/// but no fewer than a sixty-fourth of the pass, so a large one does not
-/// pay a round of the thread pool per handful of positions.
-fn group_len(group: usize, len: u64) -> u64 {
-    if cfg!(debug_assertions) {
-        (len / 64).max(1 << 11).min(group as u64)
-    } else {
-        group as u64
-    }
 }
 
 /// Positions per unit of parallel work.

@@ -38,6 +38,19 @@ pub(crate) use held::{Held, HeldThresholds, Seeds};
 pub(crate) use pacing::Pacing;
 pub(crate) use thresholds::{thresholds, Ledger};
 
+/// How many of `len` items (positions, frontier members) one piece of
+/// work takes: `release`, or in debug builds a small piece of at least
+/// `least`, so that the tests cut even small levels into many pieces, but
+/// no fewer than a sixty-fourth of the whole, so that a large level does
+/// not pay a round of the thread pool per handful of items.
+fn piece_len(release: u64, len: u64, least: u64) -> u64 {
+    if cfg!(debug_assertions) {
+        (len / 64).max(least).min(release)
+    } else {
+        release
+    }
+}
+
 /// The part of a level one process solves: the rule set, the level's
 /// index, and the positions whose state this process holds.
 pub(crate) struct Part<'a> {

@@ -17,7 +17,7 @@
 use mancala_core::{LevelIndex, Rules};
 use rayon::prelude::*;
 
-use super::{Exchange, Frontier, Pacing, Part};
+use super::{piece_len, Exchange, Frontier, Pacing, Part};
 use crate::error::BuildError;
 
 /// Where a level's threshold state lives, as the propagation sees it.
@@ -116,10 +116,8 @@ fn visit_parents<E: Exchange>(
     joined: &mut Frontier,
     visit: impl Fn(usize, u8) -> bool + Sync,
 ) -> Result<(), BuildError> {
-    let piece = frontier_piece(
-        E::FRONTIER_PIECE.min(ledger.frontier_piece()),
-        frontier.len(),
-    );
+    let most = E::FRONTIER_PIECE.min(ledger.frontier_piece()) as u64;
+    let piece = piece_len(most, frontier.len(), 64) as usize;
     let pieces = exchange.most(frontier.len().div_ceil(piece as u64));
     let mut delivered = 0;
     frontier.drain(piece, |members| {
@@ -132,18 +130,6 @@ fn visit_parents<E: Exchange>(
         joined.extend(&exchange.deliver(Vec::new(), &visit))?;
     }
     Ok(())
-}
-
-/// How many members of a frontier of `len` go in one piece: `piece`, or
-/// in debug builds a few dozen, so the tests exercise the cuts, but no
-/// fewer than a sixty-fourth of the frontier: a piece per handful of
-/// members would cost a round of the thread pool each.
-fn frontier_piece(piece: usize, len: u64) -> usize {
-    if cfg!(debug_assertions) {
-        (len as usize / 64).max(64).min(piece)
-    } else {
-        piece
-    }
 }
 
 /// Frontier members per unit of parallel work in the propagation.
