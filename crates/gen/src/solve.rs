@@ -7,7 +7,7 @@
 //! the checkpoints and the build pipeline are written once, generic over
 //! them.
 
-use std::sync::atomic::AtomicU8;
+use std::sync::atomic::{AtomicI8, AtomicU8};
 
 use mancala_core::{Move, Rules};
 use mancala_format::{filled_on_huge_pages, Encoding, Header, TableKind};
@@ -149,6 +149,15 @@ pub(crate) fn threshold_bit(t: u8) -> u64 {
 pub(crate) fn bytes(count: usize, value: u8) -> Vec<AtomicU8> {
     // Collected in place: the atomics keep the buffer, and its huge pages.
     atomic(filled_on_huge_pages(count, value))
+}
+
+/// `values` as atomics, so that many threads can write to distinct places
+/// of them.
+pub(crate) fn as_atomic(values: &mut [i8]) -> &[AtomicI8] {
+    // SAFETY: `AtomicI8` has the size and alignment of `i8`, and the
+    // exclusive borrow leaves no other access to `values` while the atomics
+    // live.
+    unsafe { &*(values as *mut [i8] as *const [AtomicI8]) }
 }
 
 /// Atomic bytes from plain ones (a checkpoint being resumed).

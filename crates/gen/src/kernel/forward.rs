@@ -25,7 +25,7 @@ pub(crate) type Summary<K> = (<K as Solve>::Exits, u8);
 /// How the forward pass reads what the lower levels store of each exit.
 pub(crate) trait LowerReads<K: Solve> {
     /// Positions summed up per step of the pass: bounds what a step holds
-    /// (and, across ranks, sends).
+    /// (and, across ranks, sends). A multiple of 64.
     const GROUP: usize;
 
     /// The summary of every position of `range` (of the level `index`
@@ -56,7 +56,9 @@ pub(crate) fn forward_pass<K: Solve, L: LowerReads<K>>(
     record: &mut impl Record<K>,
 ) -> Result<(), BuildError> {
     let end = part.owned.end;
-    let group = piece_len(L::GROUP as u64, end - from, 1 << 11);
+    // A whole number of 64 positions, so that a record that packs several
+    // positions a byte (the lean state) never splits one at a save.
+    let group = piece_len(L::GROUP as u64, end - from, 1 << 11).next_multiple_of(64);
     let groups = exchange.most((end - from).div_ceil(group));
     for g in 0..groups {
         let lo = (from + g * group).min(end);

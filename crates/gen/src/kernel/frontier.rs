@@ -61,22 +61,21 @@ impl Frontier {
         }
     }
 
-    /// Whether no member was added.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// How many members were added.
     pub(crate) fn len(&self) -> u64 {
         self.len
     }
 
-    /// Adds `members`.
-    pub(crate) fn extend(&mut self, members: &[u64]) -> Result<(), BuildError> {
+    /// Adds `members` (taken as they are if the frontier held none).
+    pub(crate) fn extend(&mut self, members: Vec<u64>) -> Result<(), BuildError> {
         self.len += members.len() as u64;
         let fits = self.held.len() + members.len() <= HELD;
         let Some(path) = self.path.clone().filter(|_| self.spill.is_some() || !fits) else {
-            self.held.extend_from_slice(members);
+            if self.held.is_empty() {
+                self.held = members;
+            } else {
+                self.held.extend_from_slice(&members);
+            }
             return Ok(());
         };
         let io = |source| io(&path, source);
@@ -87,7 +86,7 @@ impl Frontier {
         let out = self.spill.as_mut().expect("opened above");
         out.write_all(bytemuck::cast_slice(&self.held))
             .map_err(io)?;
-        out.write_all(bytemuck::cast_slice(members)).map_err(io)?;
+        out.write_all(bytemuck::cast_slice(&members)).map_err(io)?;
         self.held = Vec::new();
         Ok(())
     }

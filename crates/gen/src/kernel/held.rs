@@ -95,7 +95,7 @@ impl<K: Solve> Ledger for HeldThresholds<'_, K> {
         Ok(())
     }
 
-    fn save(&self, next: u32) -> Result<(), BuildError> {
+    fn save(&mut self, next: u32) -> Result<(), BuildError> {
         match &self.checkpoint {
             Some(path) => checkpoint::save(path, self.level, next, &self.held.state.arrays()),
             None => Ok(()),

@@ -55,7 +55,7 @@ pub(crate) trait Ledger: Sync {
     fn threshold_done(&mut self, t: u32) -> Result<(), BuildError>;
 
     /// Saves a checkpoint from which the level goes on at threshold `next`.
-    fn save(&self, next: u32) -> Result<(), BuildError>;
+    fn save(&mut self, next: u32) -> Result<(), BuildError>;
 }
 
 /// Thresholds `from, from − 1, …, 1` of `part`'s level, parents delivered
@@ -124,10 +124,10 @@ fn visit_parents<E: Exchange>(
         ledger.drained(members.len() as u64);
         let parents = same_level_parents(part.rules, &part.index, members);
         delivered += 1;
-        joined.extend(&exchange.deliver(parents, &visit))
+        joined.extend(exchange.deliver(parents, &visit))
     })?;
     for _ in delivered..pieces {
-        joined.extend(&exchange.deliver(Vec::new(), &visit))?;
+        joined.extend(exchange.deliver(Vec::new(), &visit))?;
     }
     Ok(())
 }

@@ -8,7 +8,7 @@
 //! list it relies on:
 //!
 //! ```text
-//! magic "MTBLEAN1" | level u32 | next threshold u32 | positions u64 |
+//! magic "MTBLEAN2" | level u32 | next threshold u32 | positions u64 |
 //! lists u32 | lists × length u64 | state bytes | CRC-32 of all before
 //! ```
 //!
@@ -17,13 +17,15 @@
 //! all there, is ignored and the level starts again. The default mode's
 //! checkpoints have another magic: neither mode reads the other's.
 //!
-//! Inside the forward pass, the state is not made yet: a checkpoint is
-//! the positions listed so far and where each exit list stood, sealed,
-//! when they were ([`Sealed`]):
+//! Inside the forward pass, the state is not in memory yet: a checkpoint
+//! is the positions listed so far, the length of the state file then
+//! (their first states), and where each exit list stood, sealed, when they
+//! were ([`Sealed`]):
 //!
 //! ```text
-//! magic "MTBLFWD1" | level u32 | positions u64 | listed u64 |
-//! lists u32 | lists × (bytes u64, indices u64, last index u64) | CRC-32
+//! magic "MTBLFWD2" | level u32 | positions u64 | listed u64 |
+//! state file bytes u64 | lists u32 |
+//! lists × (bytes u64, indices u64, last index u64) | CRC-32
 //! ```
 //!
 //! A level has one checkpoint file: the forward pass's is replaced by the
@@ -37,10 +39,10 @@ use super::lists::Sealed;
 use crate::checkpoint::write_checked;
 use crate::error::BuildError;
 
-const MAGIC: &[u8; 8] = b"MTBLEAN1";
+const MAGIC: &[u8; 8] = b"MTBLEAN2";
 const HEADER: usize = 8 + 4 + 4 + 8 + 4;
-const FORWARD_MAGIC: &[u8; 8] = b"MTBLFWD1";
-const FORWARD_HEADER: usize = 8 + 4 + 8 + 8 + 4;
+const FORWARD_MAGIC: &[u8; 8] = b"MTBLFWD2";
+const FORWARD_HEADER: usize = 8 + 4 + 8 + 8 + 8 + 4;
 
 /// What a checkpoint holds.
 pub(super) struct Saved {
@@ -112,13 +114,25 @@ pub(super) fn load(path: &Path, level: u32, positions: u64, state_bytes: usize) 
     })
 }
 
+/// What a checkpoint inside the forward pass holds.
+pub(super) struct ForwardSaved {
+    /// The positions listed.
+    pub(super) listed: u64,
+    /// The state file's length.
+    pub(super) state_bytes: u64,
+    /// Where each exit list stood.
+    pub(super) lists: Vec<Sealed>,
+}
+
 /// Saves level `level` (of `positions` positions) inside its forward pass,
-/// its first `listed` positions in exit lists that were `sealed` so.
+/// its first `listed` positions in exit lists that were `sealed` so and in
+/// the first `state_bytes` of the state file.
 pub(super) fn save_forward(
     path: &Path,
     level: u32,
     positions: u64,
     listed: u64,
+    state_bytes: u64,
     sealed: &[Sealed],
 ) -> Result<(), BuildError> {
     let mut bytes = Vec::with_capacity(FORWARD_HEADER + 24 * sealed.len());
@@ -126,6 +140,7 @@ pub(super) fn save_forward(
     bytes.extend_from_slice(&level.to_le_bytes());
     bytes.extend_from_slice(&positions.to_le_bytes());
     bytes.extend_from_slice(&listed.to_le_bytes());
+    bytes.extend_from_slice(&state_bytes.to_le_bytes());
     bytes.extend_from_slice(&(sealed.len() as u32).to_le_bytes());
     for list in sealed {
         for word in [list.bytes, list.len, list.last] {
@@ -136,9 +151,8 @@ pub(super) fn save_forward(
 }
 
 /// The forward pass's checkpoint of level `level`, of `positions`
-/// positions, if one exists and passes every check: the positions listed,
-/// and where each exit list stood.
-pub(super) fn load_forward(path: &Path, level: u32, positions: u64) -> Option<(u64, Vec<Sealed>)> {
+/// positions, if one exists and passes every check.
+pub(super) fn load_forward(path: &Path, level: u32, positions: u64) -> Option<ForwardSaved> {
     let bytes = std::fs::read(path).ok()?;
     let (body, stored) = bytes.split_last_chunk::<4>()?;
     if body.len() < FORWARD_HEADER
@@ -148,7 +162,7 @@ pub(super) fn load_forward(path: &Path, level: u32, positions: u64) -> Option<(u
         return None;
     }
     let word = |at: usize| u64::from_le_bytes(body[at..at + 8].try_into().expect("8 bytes"));
-    let lists = u32::from_le_bytes(body[28..32].try_into().expect("4 bytes")) as usize;
+    let lists = u32::from_le_bytes(body[36..40].try_into().expect("4 bytes")) as usize;
     let level_ok = u32::from_le_bytes(body[8..12].try_into().expect("4 bytes")) == level;
     let listed = word(20);
     if !level_ok
@@ -158,7 +172,7 @@ pub(super) fn load_forward(path: &Path, level: u32, positions: u64) -> Option<(u
     {
         return None;
     }
-    let sealed = (0..lists)
+    let sealed: Vec<Sealed> = (0..lists)
         .map(|k| {
             let at = FORWARD_HEADER + 24 * k;
             Sealed {
@@ -168,5 +182,9 @@ pub(super) fn load_forward(path: &Path, level: u32, positions: u64) -> Option<(u
             }
         })
         .collect();
-    Some((listed, sealed))
+    Some(ForwardSaved {
+        listed,
+        state_bytes: word(28),
+        lists: sealed,
+    })
 }

@@ -1,26 +1,33 @@
 //! The lean mode's forward pass: the kernel's (`crate::kernel`), every
 //! position's exits, from the lower levels, written to the exit lists in
-//! index order.
+//! index order, and its first state ([`Start`]: its moves that keep the
+//! level, and whether it is eligible from the start) to the level's state
+//! file, in index order too.
 //!
 //! The pass reads the lower levels (held flipped, so that a run of
 //! positions reaches a few stretches of each: [`mancala_format::Order`])
-//! and needs nothing of the level's own state, which is made only when the
-//! pass is over: while the lower levels are read, the page cache has the
-//! memory the state will take.
+//! and holds nothing of the level's own state: the state file is read into
+//! memory only when the pass is over, so while the lower levels are read,
+//! the page cache has the memory the state will take.
 //!
 //! A pass of a large level takes long, so it saves checkpoints of its own
-//! ([`checkpoint::save_forward`]) between the kernel's groups of positions: its exit
-//! lists sealed, and how many positions they cover. A killed pass goes on
-//! from the last one, its lists cut back to their seals; the lists are
-//! the same indices either way.
+//! ([`checkpoint::save_forward`]) between the kernel's groups of
+//! positions: its exit lists sealed, the state file synced, and how many
+//! positions they cover. A killed pass goes on from the last one, its
+//! files cut back to that; they hold the same either way.
 
-use std::path::Path;
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread::ScopedJoinHandle;
 use std::time::Instant;
 
 use mancala_core::LevelIndex;
+use mancala_format::filled_on_huge_pages;
 
-use super::lists::{List, ListWriter, Sealed};
-use super::state::LeanState;
+use super::lists::{io, List, ListWriter, Sealed};
+use super::state::{LeanState, Start};
 use super::{checkpoint, exit_path, recreate, LeanKind};
 use crate::error::BuildError;
 use crate::kernel::{forward_pass, LocalExchange, Pacing, Part, Record, Summary};
@@ -37,12 +44,15 @@ pub(super) fn pass<K: LeanKind>(
 ) -> Result<(K::Lean, Vec<List>, Instant), BuildError> {
     let count = index.count();
     let began = Instant::now();
-    let (lists, listed) = match resumed::<K>(job, index, dir)? {
-        Some((lists, listed)) => {
+    let (lists, state, listed) = match resumed::<K>(job, index, dir)? {
+        Some((lists, state, listed)) => {
             job.report_resumed(listed as u64);
-            (lists, listed)
+            (lists, state, listed)
         }
-        None => (started::<K>(job, dir)?, 0),
+        None => {
+            let (lists, state) = started::<K>(job, dir)?;
+            (lists, state, 0)
+        }
     };
     let part = Part {
         rules: job.rules,
@@ -51,108 +61,299 @@ pub(super) fn pass<K: LeanKind>(
     };
     let every = job.checkpoints.map(|c| c.every);
     let mut pacing = Pacing::new(job.interrupt, every, began);
-    let mut listing = Listing { job, index, lists };
+    let files = Files {
+        lists,
+        state,
+        starts: Vec::new(),
+    };
     let lower = (job.lower, &LocalExchange);
-    forward_pass(&part, listed as u64, lower, &mut pacing, &mut listing)?;
-    let lists = listing
+    let files = std::thread::scope(|scope| {
+        let (work, todo) = mpsc::sync_channel(1);
+        let writer = scope.spawn(move || files.write(job, index, todo));
+        let mut listing = Listing {
+            job,
+            work: Some(work),
+            writer: Some(writer),
+        };
+        let passed = forward_pass(&part, listed as u64, lower, &mut pacing, &mut listing);
+        let written = listing.writer_result();
+        passed.and(written)
+    })?;
+    let lists = files
         .lists
         .into_iter()
         .map(ListWriter::finish)
         .collect::<Result<Vec<_>, _>>()?;
-    Ok((K::Lean::new(count as usize), lists, pacing.last_saved()))
+    let state = files
+        .state
+        .read_back::<K>(count as usize, job.rules.pits())?;
+    Ok((state, lists, pacing.last_saved()))
 }
 
-/// The forward pass's summaries written to the exit lists.
-struct Listing<'a, K: LeanKind> {
+/// What the pass asks of the thread that writes its files.
+enum Work<K: LeanKind> {
+    /// The summaries of the positions from a level index on.
+    Record(u64, Vec<Summary<K>>),
+    /// Seal the files and save a checkpoint of a pass whose positions up
+    /// to a level index are recorded, then say how that went.
+    Save(u64, mpsc::Sender<Result<(), BuildError>>),
+}
+
+/// The forward pass's summaries, handed to a thread of their own that
+/// writes them to the exit lists and the state file, so that the pass
+/// sums up the next group of positions meanwhile: the lists are zstd
+/// streams, written one entry at a time, which would otherwise leave the
+/// pass's threads idle for every group.
+struct Listing<'scope, 'a, K: LeanKind> {
     job: &'a LevelJob<'a, K>,
-    index: &'a LevelIndex,
-    lists: Vec<ListWriter>,
+    /// Taken when the pass is over, which ends the writer's work.
+    work: Option<mpsc::SyncSender<Work<K>>>,
+    writer: Option<ScopedJoinHandle<'scope, Result<Files, BuildError>>>,
 }
 
-impl<K: LeanKind> Record<K> for Listing<'_, K> {
-    fn record(&mut self, first: u64, summaries: Vec<Summary<K>>) -> Result<(), BuildError> {
-        let (n, len) = (self.job.level, summaries.len() as u64);
-        for (at, (exits, _)) in (first..).zip(summaries) {
-            for k in K::lists_of(n, exits).into_iter().flatten() {
-                self.lists[k].push(at)?;
-            }
+impl<K: LeanKind> Listing<'_, '_, K> {
+    /// Hands `work` to the writer; the writer's error if it has stopped.
+    fn send(&mut self, work: Work<K>) -> Result<(), BuildError> {
+        let sent = self.work.as_ref().map(|w| w.send(work).is_ok());
+        match sent {
+            Some(true) => Ok(()),
+            _ => self
+                .writer_result()
+                .map(|_| unreachable!("the writer stops on errors only")),
         }
+    }
+
+    /// The writer's files once it has written all it was handed, or the
+    /// error it stopped at.
+    fn writer_result(&mut self) -> Result<Files, BuildError> {
+        self.work = None;
+        let writer = self.writer.take().expect("the writer is waited for once");
+        writer
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    }
+}
+
+impl<K: LeanKind> Record<K> for Listing<'_, '_, K> {
+    fn record(&mut self, first: u64, summaries: Vec<Summary<K>>) -> Result<(), BuildError> {
+        let len = summaries.len() as u64;
+        self.send(Work::Record(first, summaries))?;
         (self.job.progress)(len);
         Ok(())
     }
 
     fn save(&mut self, next: u64) -> Result<(), BuildError> {
-        let lists = std::mem::take(&mut self.lists);
-        self.lists = save(self.job, self.index, next as usize, lists)?;
-        Ok(())
+        if self.job.checkpoints.is_none() {
+            return Ok(());
+        }
+        let (told, done) = mpsc::channel();
+        self.send(Work::Save(next, told))?;
+        match done.recv() {
+            Ok(saved) => saved,
+            Err(_) => self
+                .writer_result()
+                .map(|_| unreachable!("the writer stops on errors only")),
+        }
     }
 }
 
-/// New, empty exit lists in `dir` (emptied first), the level's checkpoint
-/// removed: one that was not valid could otherwise seem to fit lists
-/// written from now on.
-fn started<K: LeanKind>(job: &LevelJob<K>, dir: &Path) -> Result<Vec<ListWriter>, BuildError> {
+/// The files the forward pass writes.
+struct Files {
+    lists: Vec<ListWriter>,
+    state: StateFile,
+    /// The bytes of a group's first states, reused from group to group.
+    starts: Vec<u8>,
+}
+
+impl Files {
+    /// Does the work handed over `todo` until the pass is over (or an
+    /// error stops it); returns the files, to be finished.
+    fn write<K: LeanKind>(
+        mut self,
+        job: &LevelJob<K>,
+        index: &LevelIndex,
+        todo: mpsc::Receiver<Work<K>>,
+    ) -> Result<Files, BuildError> {
+        for work in todo {
+            match work {
+                Work::Record(first, summaries) => self.record(job, first, &summaries)?,
+                // The pass stops at an error it is told of.
+                Work::Save(next, told) => {
+                    let _ = told.send(self.save(job, index, next));
+                }
+            }
+        }
+        Ok(self)
+    }
+
+    fn record<K: LeanKind>(
+        &mut self,
+        job: &LevelJob<K>,
+        first: u64,
+        summaries: &[Summary<K>],
+    ) -> Result<(), BuildError> {
+        let n = job.level;
+        for (at, (exits, _)) in (first..).zip(summaries) {
+            for k in K::lists_of(n, *exits).into_iter().flatten() {
+                self.lists[k].push(at)?;
+            }
+        }
+        let starts = summaries.iter().map(|&(exits, moves)| Start {
+            moves,
+            eligible: K::eligible_from_start(exits),
+        });
+        self.starts.clear();
+        K::Lean::write_starts(job.rules.pits(), starts, &mut self.starts);
+        self.state.write(&self.starts)
+    }
+
+    fn save<K: LeanKind>(
+        &mut self,
+        job: &LevelJob<K>,
+        index: &LevelIndex,
+        next: u64,
+    ) -> Result<(), BuildError> {
+        let Some(checkpoints) = job.checkpoints else {
+            return Ok(());
+        };
+        let (lists, sealed): (Vec<_>, Vec<_>) = std::mem::take(&mut self.lists)
+            .into_iter()
+            .map(ListWriter::seal)
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .unzip();
+        self.lists = lists;
+        let state_bytes = self.state.sync()?;
+        let n = job.level;
+        checkpoint::save_forward(
+            &checkpoints.path(n),
+            n,
+            index.count(),
+            next,
+            state_bytes,
+            &sealed,
+        )
+    }
+}
+
+/// The level's state file, written as the pass goes.
+struct StateFile {
+    path: PathBuf,
+    out: BufWriter<File>,
+}
+
+impl StateFile {
+    fn path(dir: &Path) -> PathBuf {
+        dir.join("state")
+    }
+
+    fn create(dir: &Path) -> Result<StateFile, BuildError> {
+        let path = StateFile::path(dir);
+        let file = File::create(&path).map_err(|e| io(&path, e))?;
+        Ok(StateFile::writing_to(path, file))
+    }
+
+    /// The state file in `dir` cut back to its first `bytes`, to be
+    /// written on; `None` if it is shorter.
+    fn reopen(dir: &Path, bytes: u64) -> Result<Option<StateFile>, BuildError> {
+        let path = StateFile::path(dir);
+        if !std::fs::metadata(&path).is_ok_and(|m| m.len() >= bytes) {
+            return Ok(None);
+        }
+        let mut file = OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .map_err(|e| io(&path, e))?;
+        file.set_len(bytes)
+            .and_then(|()| file.seek(SeekFrom::End(0)))
+            .map_err(|e| io(&path, e))?;
+        Ok(Some(StateFile::writing_to(path, file)))
+    }
+
+    fn writing_to(path: PathBuf, file: File) -> StateFile {
+        StateFile {
+            path,
+            out: BufWriter::with_capacity(1 << 20, file),
+        }
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> Result<(), BuildError> {
+        self.out.write_all(bytes).map_err(|e| io(&self.path, e))
+    }
+
+    /// Everything written so far on disk; returns its length.
+    fn sync(&mut self) -> Result<u64, BuildError> {
+        let path = &self.path;
+        self.out.flush().map_err(|e| io(path, e))?;
+        let file = self.out.get_ref();
+        file.sync_data().map_err(|e| io(path, e))?;
+        Ok(file.metadata().map_err(|e| io(path, e))?.len())
+    }
+
+    /// The whole file, written, as the state of a level of `count`
+    /// positions. The file stays: a pass that was checkpointed at its end
+    /// reads it again when it resumes.
+    fn read_back<K: LeanKind>(self, count: usize, pits: usize) -> Result<K::Lean, BuildError> {
+        let path = self.path;
+        self.out
+            .into_inner()
+            .map_err(|e| io(&path, e.into_error()))?;
+        let mut bytes = filled_on_huge_pages(K::Lean::bytes_for(count, pits), 0);
+        File::open(&path)
+            .and_then(|mut file| file.read_exact(&mut bytes))
+            .map_err(|e| io(&path, e))?;
+        Ok(K::Lean::from_bytes(bytes, count, pits))
+    }
+}
+
+/// New, empty exit lists and state file in `dir` (emptied first), the
+/// level's checkpoint removed: one that was not valid could otherwise seem
+/// to fit files written from now on.
+fn started<K: LeanKind>(
+    job: &LevelJob<K>,
+    dir: &Path,
+) -> Result<(Vec<ListWriter>, StateFile), BuildError> {
     if let Some(checkpoints) = job.checkpoints {
         checkpoints.remove(job.level);
     }
     recreate(dir)?;
-    (0..K::exit_lists(job.level))
+    let lists = (0..K::exit_lists(job.level))
         .map(|k| ListWriter::create(exit_path(dir, k)))
-        .collect()
+        .collect::<Result<_, _>>()?;
+    Ok((lists, StateFile::create(dir)?))
 }
 
-/// The exit lists in `dir` reopened where the pass's checkpoint says they
-/// stood, and the positions they cover, if the job keeps checkpoints and
-/// a valid one is there, every list with it.
+/// The exit lists and state file in `dir` reopened where the pass's
+/// checkpoint says they stood, and the positions they cover, if the job
+/// keeps checkpoints and a valid one is there, every file with it.
 fn resumed<K: LeanKind>(
     job: &LevelJob<K>,
     index: &LevelIndex,
     dir: &Path,
-) -> Result<Option<(Vec<ListWriter>, usize)>, BuildError> {
+) -> Result<Option<(Vec<ListWriter>, StateFile, usize)>, BuildError> {
     let n = job.level;
-    let Some((listed, sealed)) = job
+    let Some(saved) = job
         .checkpoints
         .and_then(|c| checkpoint::load_forward(&c.path(n), n, index.count()))
     else {
         return Ok(None);
     };
     let fits = |(k, sealed): (usize, &Sealed)| ListWriter::can_reopen(&exit_path(dir, k), sealed);
-    if sealed.len() != K::exit_lists(n) || !sealed.iter().enumerate().all(fits) {
+    let state_bytes = K::Lean::bytes_for(saved.listed as usize, job.rules.pits()) as u64;
+    if saved.lists.len() != K::exit_lists(n)
+        || !saved.lists.iter().enumerate().all(fits)
+        || saved.state_bytes != state_bytes
+    {
         return Ok(None);
     }
-    let lists = sealed
+    let Some(state) = StateFile::reopen(dir, state_bytes)? else {
+        return Ok(None);
+    };
+    let lists = saved
+        .lists
         .into_iter()
         .enumerate()
         .map(|(k, sealed)| ListWriter::reopen(exit_path(dir, k), sealed))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Some((lists, listed as usize)))
-}
-
-/// Seals `lists` and saves the pass's checkpoint (if the job keeps them):
-/// positions `..listed` are in the lists. Returns the lists, to be
-/// written on.
-fn save<K: LeanKind>(
-    job: &LevelJob<K>,
-    index: &LevelIndex,
-    listed: usize,
-    lists: Vec<ListWriter>,
-) -> Result<Vec<ListWriter>, BuildError> {
-    let Some(checkpoints) = job.checkpoints else {
-        return Ok(lists);
-    };
-    let (lists, sealed): (Vec<_>, Vec<_>) = lists
-        .into_iter()
-        .map(ListWriter::seal)
-        .collect::<Result<Vec<_>, _>>()?
-        .into_iter()
-        .unzip();
-    let n = job.level;
-    checkpoint::save_forward(
-        &checkpoints.path(n),
-        n,
-        index.count(),
-        listed as u64,
-        &sealed,
-    )?;
-    Ok(lists)
+    Ok(Some((lists, state, saved.listed as usize)))
 }

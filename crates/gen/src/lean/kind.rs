@@ -4,16 +4,18 @@
 //! decisions. Even values and forced bounds grow their two sets per
 //! threshold by the same rules, so everything else is shared.
 
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
 use mancala_core::Bounds;
 use mancala_format::{Even, Forced, TableKind};
 use rayon::prelude::*;
 
 use super::lists::{visit_by_windows, List};
-use super::state::{Flags, LeanState, Nibbles};
+use super::state::{EvenState, ForcedState, LeanState};
 use super::Decisions;
 use crate::error::BuildError;
 use crate::import::exit_best_marks;
-use crate::solve::Solve;
+use crate::solve::{as_atomic, Solve};
 use crate::strategy::LevelJob;
 
 /// A kind of table the lean mode solves.
@@ -35,9 +37,9 @@ pub trait LeanKind: Solve {
     /// set at threshold `t`.
     fn eligible_at(n: u32, t: u32) -> usize;
 
-    /// The exit list of the positions eligible from the start: those no
-    /// move leaves the level from.
-    fn eligible_from_start(n: u32) -> usize;
+    /// Whether a position whose exits are `exits` is eligible for the
+    /// second set from the start: no move leaves the level from it.
+    fn eligible_from_start(exits: Self::Exits) -> bool;
 
     /// Writes the level's symbols ([`TableKind::WIDTH`] a position) into
     /// `symbols`, zeroed, from the decisions of thresholds `1..=n`
@@ -53,21 +55,19 @@ pub trait LeanKind: Solve {
     ) -> Result<Option<Vec<bool>>, BuildError>;
 }
 
-/// Even values: `W_s` and `L_s`, a list per best exit's value `−n..=n` and
-/// one of the positions no move leaves.
+/// Even values: `W_s` and `L_s`, a list per best exit's value `−n..=n`.
 impl LeanKind for Even {
-    type Lean = Nibbles;
+    type Lean = EvenState;
 
     fn exit_lists(n: u32) -> usize {
-        2 * n as usize + 2
+        2 * n as usize + 1
     }
 
     fn lists_of(n: u32, best: i32) -> [Option<usize>; 2] {
-        if best == Even::no_exit() {
-            [Some(Self::eligible_from_start(n)), None]
-        } else {
-            [Some(value_list(n, best)), None]
-        }
+        [
+            (!Self::eligible_from_start(best)).then(|| value_list(n, best)),
+            None,
+        ]
     }
 
     fn first_seeds(n: u32, s: u32) -> usize {
@@ -78,15 +78,16 @@ impl LeanKind for Even {
         value_list(n, -(s as i32))
     }
 
-    fn eligible_from_start(n: u32) -> usize {
-        2 * n as usize + 1
+    fn eligible_from_start(best: i32) -> bool {
+        best == Even::no_exit()
     }
 
     /// A position in neither set of any threshold is worth 0.
     fn assemble(_n: u32, values: &mut [i8], decisions: &[Decisions]) -> Result<(), BuildError> {
+        let values = as_atomic(values);
         visit_by_windows(&both_sets(decisions), |k, at| {
             let s = (k / 2 + 1) as i8;
-            values[at as usize] = if k % 2 == 0 { s } else { -s };
+            values[at as usize].store(if k % 2 == 0 { s } else { -s }, Relaxed);
         })
     }
 
@@ -105,14 +106,20 @@ impl LeanKind for Even {
             // exits, found again as an import finds them.
             return Ok(Some(exit_best_marks(job.rules, n, values, job.lower)));
         }
-        let mut marks = vec![false; values.len()];
+        let marks: Vec<AtomicBool> = (0..values.len())
+            .into_par_iter()
+            .map(|_| AtomicBool::new(false))
+            .collect();
         let lists: Vec<_> = (-(n as i32)..=n as i32)
             .map(|value| &exits[value_list(n, value)])
             .collect();
         visit_by_windows(&lists, |k, at| {
-            marks[at as usize] = values[at as usize] as i32 == k as i32 - n as i32;
+            let best = values[at as usize] as i32 == k as i32 - n as i32;
+            marks[at as usize].store(best, Relaxed);
         })?;
-        Ok(Some(marks))
+        Ok(Some(
+            marks.into_iter().map(AtomicBool::into_inner).collect(),
+        ))
     }
 }
 
@@ -122,23 +129,19 @@ fn value_list(n: u32, value: i32) -> usize {
 }
 
 /// Forced bounds: `M_t` and `O_t`, a list per best exit for the mover
-/// (`1..=n`: one worth 0 seeds nothing), one per worst exit for the
-/// opponent (`1..=n`: one worth 0 never makes a position eligible) and one
-/// of the positions no move leaves.
+/// (`1..=n`: one worth 0 seeds nothing) and one per worst exit for the
+/// opponent (`1..=n`: one worth 0 never makes a position eligible).
 impl LeanKind for Forced {
-    type Lean = Flags;
+    type Lean = ForcedState;
 
     fn exit_lists(n: u32) -> usize {
-        2 * n as usize + 1
+        2 * n as usize
     }
 
     fn lists_of(n: u32, exits: Bounds) -> [Option<usize>; 2] {
         let mover = (exits.mover > 0).then(|| Self::first_seeds(n, exits.mover.into()));
-        let opponent = if exits.opponent == Forced::no_exit().opponent {
-            Some(Self::eligible_from_start(n))
-        } else {
-            (exits.opponent > 0).then(|| Self::eligible_at(n, exits.opponent.into()))
-        };
+        let opponent = (exits.opponent > 0 && !Self::eligible_from_start(exits))
+            .then(|| Self::eligible_at(n, exits.opponent.into()));
         [mover, opponent]
     }
 
@@ -150,16 +153,17 @@ impl LeanKind for Forced {
         (n + t) as usize - 1
     }
 
-    fn eligible_from_start(n: u32) -> usize {
-        2 * n as usize
+    fn eligible_from_start(exits: Bounds) -> bool {
+        exits.opponent == Forced::no_exit().opponent
     }
 
     /// Each side's bound is the threshold it joined its set at, 0 if it
     /// never did; written as the pair [`Forced::encode`] stores.
     fn assemble(n: u32, symbols: &mut [i8], decisions: &[Decisions]) -> Result<(), BuildError> {
         let width = Forced::WIDTH;
+        let pairs = as_atomic(symbols);
         visit_by_windows(&both_sets(decisions), |k, at| {
-            symbols[width * at as usize + k % 2] = (k / 2 + 1) as i8;
+            pairs[width * at as usize + k % 2].store((k / 2 + 1) as i8, Relaxed);
         })?;
         symbols.par_chunks_mut(width).for_each(|pair| {
             let bounds = Bounds {

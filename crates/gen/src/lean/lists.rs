@@ -15,6 +15,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 use crate::error::BuildError;
 
 /// zstd's level for the lists: its fastest, since a list is written once
@@ -186,30 +188,34 @@ const WINDOW: u64 = if cfg!(debug_assertions) {
 
 /// Every index of every list of `lists`, `visit(k, at)` called with list
 /// `k`'s index `at`, all lists read together a window of indices at a
-/// time. A pass that writes what the lists say into a level's symbols
-/// then writes each page of them while it is in memory: a list at a time
-/// over a mapped level larger than the page cache would write every page
-/// back to disk (and read it again) once per list.
+/// time, the lists of a window in parallel. A pass that writes what the
+/// lists say into a level's symbols then writes each page of them while it
+/// is in memory: a list at a time over a mapped level larger than the page
+/// cache would write every page back to disk (and read it again) once per
+/// list.
 pub(crate) fn visit_by_windows(
     lists: &[&List],
-    mut visit: impl FnMut(usize, u64),
+    visit: impl Fn(usize, u64) + Sync,
 ) -> Result<(), BuildError> {
     let mut readers = lists
         .iter()
-        .map(|list| list.read())
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut next = readers
-        .iter_mut()
-        .map(ListReader::next_index)
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(|list| Ok((list.read()?, None)))
+        .collect::<Result<Vec<(ListReader, Option<u64>)>, BuildError>>()?;
+    for (reader, next) in &mut readers {
+        *next = reader.next_index()?;
+    }
     let mut end = WINDOW;
-    while next.iter().any(Option::is_some) {
-        for (k, reader) in readers.iter_mut().enumerate() {
-            while let Some(at) = next[k].filter(|&at| at < end) {
-                visit(k, at);
-                next[k] = reader.next_index()?;
-            }
-        }
+    while readers.iter().any(|(_, next)| next.is_some()) {
+        readers
+            .par_iter_mut()
+            .enumerate()
+            .try_for_each(|(k, (reader, next))| {
+                while let Some(at) = next.filter(|&at| at < end) {
+                    visit(k, at);
+                    *next = reader.next_index()?;
+                }
+                Ok::<_, BuildError>(())
+            })?;
         end += WINDOW;
     }
     Ok(())
@@ -285,7 +291,7 @@ fn put_varint(out: &mut Vec<u8>, mut value: u64) {
     out.push(value as u8);
 }
 
-fn io(path: &Path, source: std::io::Error) -> BuildError {
+pub(super) fn io(path: &Path, source: std::io::Error) -> BuildError {
     BuildError::Io {
         path: path.to_path_buf(),
         source,

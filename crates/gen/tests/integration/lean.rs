@@ -113,6 +113,9 @@ fn lean_builds_every_rule_set_byte_for_byte() {
         (Variant::Wari, 2, 16),
         (Variant::Kalah, 6, 8),
         (Variant::Kalah, 3, 12),
+        // More than six pits: a byte a position instead of four bits.
+        (Variant::Oware, 8, 6),
+        (Variant::Kalah, 7, 6),
     ] {
         let rules = Rules::new(variant, pits).unwrap();
         assert_lean_writes_what_fast_writes(rules, max, Encoding::Full);
@@ -148,6 +151,7 @@ fn lean_builds_forced_bounds_byte_for_byte() {
         (Variant::Awari, 4, 10),
         (Variant::Wari, 2, 14),
         (Variant::Kalah, 3, 10),
+        (Variant::Awari, 8, 5),
     ] {
         let rules = Rules::new(variant, pits).unwrap();
         assert_same_files(rules, max, (Cycles::Forced, Encoding::Full));

@@ -6,28 +6,33 @@
 //! (`W_s` for even values, `M_t` for forced bounds) when an exit or a
 //! same-level child in the second set gives its mover enough; it joins
 //! the *second* (`L_s`, `O_t`) once it is *eligible* (no exit keeps it
-//! out) and every same-level child is in the first. An eligible position
-//! keeps the number of its same-level moves whose child is not yet in the
-//! first set, as the retrograde strategy's counter does, but only from the
-//! threshold it becomes eligible at (counted then by looking at its
-//! children) instead of from the start: a blocked position needs no
-//! counter, which is what lets the state fit in a few bits. A position
-//! that joined a set at the current threshold is marked new until the
-//! threshold's decisions are written out. Positions are updated from many
-//! threads: every change is an atomic read-modify-write of its byte.
+//! out) and every same-level child is in the first. Every undecided
+//! position keeps, from the start, the number of its same-level moves
+//! whose child is not yet in the first set, as the retrograde strategy's
+//! counter does: the forward pass writes each position's moves that keep
+//! the level as its first state ([`Start`]), and each new member of the
+//! first set takes one off its parents' counts. Becoming eligible is then
+//! a change of the position's own cell, never a look at its children. A
+//! blocked position and an eligible one with the same count differ by the
+//! cell's value alone, and a decided position needs no count, which is
+//! what lets the count fit in a few bits. A position that joined a set at
+//! the current threshold is marked new until the threshold's decisions are
+//! written out. Positions are updated from many threads: every change is
+//! an atomic read-modify-write of its byte.
 
-mod flags;
-mod nibbles;
+mod even;
+mod forced;
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
-pub(crate) use flags::Flags;
-pub(crate) use nibbles::Nibbles;
+pub(crate) use even::EvenState;
+pub(crate) use forced::ForcedState;
 
 /// Positions per dirty flag: a multiple of two (whole bytes of
-/// [`Nibbles`]). Small in debug builds, as [`GROUP_BLOCKS`] is, so the
+/// [`EvenState`]'s nibbles). Small in debug builds, as [`GROUP_BLOCKS`] is, so the
 /// tests take a level's decisions in many blocks and groups.
 const DIRTY_BLOCK: usize = if cfg!(debug_assertions) {
     1 << 6
@@ -41,50 +46,55 @@ const GROUP_BLOCKS: usize = if cfg!(debug_assertions) {
     1 << 8
 };
 
+/// How a position starts the level, as the forward pass finds it.
+#[derive(Clone, Copy, Debug)]
+pub struct Start {
+    /// Its moves that keep the level: all of them pending.
+    pub moves: u8,
+    /// Whether it is eligible from the start: no move leaves the level.
+    pub eligible: bool,
+}
+
 /// The state of a level being solved by the lean mode.
 pub trait LeanState: Sync + Sized {
-    /// `count` positions, in neither set and not eligible.
-    fn new(count: usize) -> Self;
+    /// The bytes the state of `count` positions with `pits` pits a side
+    /// takes.
+    fn bytes_for(count: usize, pits: usize) -> usize;
 
-    /// The bytes the state of `count` positions takes.
-    fn bytes_for(count: usize) -> usize;
+    /// Appends to `out` the first state of positions that start as
+    /// `starts` says, in index order, the first of them at a byte's first
+    /// position (an index that is a multiple of two); a last byte not full
+    /// is padded.
+    fn write_starts(pits: usize, starts: impl Iterator<Item = Start>, out: &mut Vec<u8>);
 
-    /// The state of `count` positions from the bytes a checkpoint saved
-    /// ([`LeanState::bytes`]), taken between two thresholds.
-    fn from_bytes(bytes: Vec<u8>, count: usize) -> Self;
+    /// The state of `count` positions with `pits` pits a side from its
+    /// bytes: their starts ([`LeanState::write_starts`]), or what a
+    /// checkpoint saved ([`LeanState::bytes`]) between two thresholds.
+    fn from_bytes(bytes: Vec<u8>, count: usize, pits: usize) -> Self;
 
     /// The state's bytes, for a checkpoint: taken between two thresholds,
     /// when no decision is marked new and no thread changes them.
     fn bytes(&self) -> &[u8];
 
-    /// Asks for position `at`'s byte to be brought into the caches.
-    fn prefetch(&self, at: usize);
-
     /// `at` joins the first set at this threshold, if it can and is not
     /// in it; whether it joined. Of several threads, one succeeds.
     fn join_first(&self, at: usize) -> bool;
 
-    /// Whether `at` is in the first set.
-    fn in_first(&self, at: usize) -> bool;
-
-    /// Whether `at` is not yet eligible for the second set.
-    fn blocked(&self, at: usize) -> bool;
-
-    /// A blocked `at` becomes eligible for the second set, with `pending`
-    /// same-level moves whose child is not in the first set; with none it
-    /// joins the second set at this threshold. Whether it joined.
-    fn make_eligible(&self, at: usize, pending: u8) -> bool;
+    /// A blocked `at` becomes eligible for the second set; with no move
+    /// pending it joins it at this threshold. Whether it joined.
+    fn make_eligible(&self, at: usize) -> bool;
 
     /// A same-level child of `at`, by one move, joined the first set: an
-    /// eligible `at` has one move fewer pending, and with none left joins
-    /// the second set at this threshold. Whether it joined.
+    /// undecided `at` has one move fewer pending, and if it is eligible
+    /// and none is left, joins the second set at this threshold. Whether
+    /// it joined.
     fn child_joined_first(&self, at: usize) -> bool;
 
     /// Hands the positions decided since the last call to `write`, in
-    /// index order and a group of blocks at a time, and clears their new
+    /// index order, a group of blocks at a time, and clears their new
     /// marks. Called between thresholds, when no other thread changes
     /// the state.
-    fn take_decided<E>(&self, write: impl FnMut(Decided) -> Result<(), E>) -> Result<(), E>;
+    fn take_decided(&self, write: impl FnMut(Vec<Decided>));
 }
 
 /// The positions a threshold added to each set, in index order.
@@ -120,13 +130,14 @@ impl Dirty {
     }
 
     /// [`LeanState::take_decided`] over the blocks marked since the last
-    /// call: `take(at)` says whether `at` newly joined the first set and
-    /// the second, and clears its marks.
-    pub(crate) fn take_decided<E>(
+    /// call: `take(positions, decided)` adds to `decided`, in index order,
+    /// the positions of a block (its first a multiple of two) that newly
+    /// joined each set, and clears their marks.
+    pub(crate) fn take_decided(
         &self,
-        take: impl Fn(usize) -> (bool, bool) + Sync,
-        mut write: impl FnMut(Decided) -> Result<(), E>,
-    ) -> Result<(), E> {
+        take: impl Fn(Range<usize>, &mut Decided) + Sync,
+        mut write: impl FnMut(Vec<Decided>),
+    ) {
         for (group, dirty) in self.blocks.chunks(GROUP_BLOCKS).enumerate() {
             let found: Vec<Decided> = dirty
                 .par_iter()
@@ -134,28 +145,14 @@ impl Dirty {
                 .filter(|(_, dirty)| dirty.swap(false, Relaxed))
                 .map(|(block, _)| self.take_block(group * GROUP_BLOCKS + block, &take))
                 .collect();
-            let mut decided = Decided::default();
-            for block in found {
-                decided.first.extend(block.first);
-                decided.second.extend(block.second);
-            }
-            write(decided)?;
+            write(found);
         }
-        Ok(())
     }
 
-    fn take_block(&self, block: usize, take: &impl Fn(usize) -> (bool, bool)) -> Decided {
+    fn take_block(&self, block: usize, take: &impl Fn(Range<usize>, &mut Decided)) -> Decided {
         let mut decided = Decided::default();
         let first = block * DIRTY_BLOCK;
-        for at in first..self.count.min(first + DIRTY_BLOCK) {
-            let (joined_first, joined_second) = take(at);
-            if joined_first {
-                decided.first.push(at as u64);
-            }
-            if joined_second {
-                decided.second.push(at as u64);
-            }
-        }
+        take(first..self.count.min(first + DIRTY_BLOCK), &mut decided);
         decided
     }
 }
