@@ -32,11 +32,15 @@ pub struct Analysed {
 }
 
 /// A position that got no answer: what kind of failure (the names the
-/// server's error objects carry) and its one-line message.
+/// server's error objects carry), its one-line message, and for the
+/// command line what to run about it.
 #[derive(Clone, Debug)]
 pub struct Failure {
     pub kind: &'static str,
     pub message: String,
+    /// The `build` command that would answer, or why none can: advice for
+    /// the command line, which the server's clients cannot take.
+    pub hint: Option<String>,
 }
 
 impl Failure {
@@ -50,6 +54,7 @@ impl Failure {
         Failure {
             kind,
             message: e.to_string(),
+            hint: None,
         }
     }
 
@@ -62,7 +67,8 @@ impl Failure {
         };
         Failure {
             kind,
-            message: hint::probe_message(e),
+            message: e.to_string(),
+            hint: hint::build_hint(e),
         }
     }
 
@@ -76,6 +82,15 @@ impl Failure {
         Failure {
             kind,
             message: e.to_string(),
+            hint: None,
+        }
+    }
+
+    /// The message and the hint, for the command line.
+    pub fn text(&self) -> String {
+        match &self.hint {
+            Some(hint) => format!("{}; {hint}", self.message),
+            None => self.message.clone(),
         }
     }
 }

@@ -43,17 +43,9 @@ fn chain_text(error: &anyhow::Error) -> String {
     text
 }
 
-/// [`message`] for a probe's error.
-pub fn probe_message(error: &mancala_probe::Error) -> String {
-    match build_hint(error) {
-        Some(hint) => format!("{error}; {hint}"),
-        None => error.to_string(),
-    }
-}
-
 /// The `mancala-tb build` command that builds what `error` found missing,
 /// or why this machine cannot.
-fn build_hint(error: &(dyn StdError + 'static)) -> Option<String> {
+pub fn build_hint(error: &(dyn StdError + 'static)) -> Option<String> {
     let probe = match error.downcast_ref::<mancala_engine::Error>() {
         Some(mancala_engine::Error::Tables(probe)) => probe,
         _ => error.downcast_ref::<mancala_probe::Error>()?,

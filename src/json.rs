@@ -110,7 +110,7 @@ pub fn failure(failure: &Failure, text: Option<&str>) -> String {
 /// The error object of a failure.
 pub fn error(failure: &Failure, text: Option<&str>) -> ErrorJson {
     ErrorJson {
-        error: failure.message.clone(),
+        error: failure.text(),
         kind: failure.kind,
         position: text.map(str::to_string),
     }

@@ -56,7 +56,6 @@ use serde_json::{json, Value as JsonValue};
 use tokio::sync::Semaphore;
 
 use crate::answer::{answer_many, answer_one, Failure};
-use crate::hint::build_command;
 use crate::json;
 use crate::levels::LevelSummary;
 
@@ -207,9 +206,12 @@ struct Shared {
 }
 
 impl Shared {
+    /// The shared state of a server of the tables under `root`, held as
+    /// an absolute path: the paths in its errors are then all absolute,
+    /// and [`served_paths`] can find them.
     fn new(root: PathBuf) -> Shared {
         Shared {
-            root,
+            root: std::path::absolute(&root).unwrap_or(root),
             open: RwLock::new(HashMap::new()),
             searches: Semaphore::new(CONCURRENT_SEARCHES),
         }
@@ -291,8 +293,49 @@ fn router(shared: Arc<Shared>) -> Router {
         .fallback(unknown_route)
         .method_not_allowed_fallback(wrong_method)
         .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(middleware::from_fn_with_state(shared.clone(), served_paths))
         .layer(middleware::from_fn(within_limits))
         .with_state(shared)
+}
+
+/// What stands for the table directory in answers.
+const SERVED_DIRECTORY: &str = "the served table directory";
+
+/// Answers name a table by its place in the table directory, never by the
+/// server's own path: where the server keeps its files is its business,
+/// and means nothing on the client's machine. Error texts come from the
+/// library, which names files as opened, so the root is taken out of every
+/// JSON answer that mentions it.
+async fn served_paths(
+    State(shared): State<Arc<Shared>>,
+    request: axum::extract::Request,
+    next: middleware::Next,
+) -> Response {
+    let response = next.run(request).await;
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if !is_json {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(body) = body.collect().await.map(|b| b.to_bytes()) else {
+        return ApiError::internal("the answer could not be read back").into_response();
+    };
+    // As the root appears inside a JSON string.
+    let quoted =
+        serde_json::to_string(&shared.root.to_string_lossy()).expect("a string serializes");
+    let root = &quoted[1..quoted.len() - 1];
+    let text = String::from_utf8_lossy(&body);
+    if root.is_empty() || !text.contains(root) {
+        return Response::from_parts(parts, axum::body::Body::from(body));
+    }
+    let text = text
+        .replace(&format!("{root}/"), "")
+        .replace(root, SERVED_DIRECTORY);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, axum::body::Body::from(text))
 }
 
 /// Connections served at once; more wait to be accepted.
@@ -635,19 +678,13 @@ async fn levels(
     .await
 }
 
-/// Every level of `tb` as [`LevelSummary::json`]; no levels is a 404 with
-/// the command that builds them.
+/// Every level of `tb` as [`LevelSummary::json`]; no levels is a 404.
 fn level_summaries<K: TableKind>(tb: &Tablebase<K>) -> Result<Vec<JsonValue>, ApiError> {
     if tb.max_level().is_none() {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "out_of_range",
-            format!(
-                "no tables of {} in {}; run `{} --stones N`",
-                tb.rules().id(),
-                tb.dir().display(),
-                build_command(tb.rules(), K::CYCLES)
-            ),
+            format!("no {} tables of {} here", K::CYCLES.name(), tb.rules().id()),
         ));
     }
     tb.levels()
@@ -744,7 +781,11 @@ async fn analyze(
 fn analyze_batch(tb: &Tablebase, texts: &[String]) -> ApiResult {
     let rules = *tb.rules();
     let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let answers = answer_many(tb, (0, 0), &texts);
+    // Command-line advice means nothing to a client.
+    let answers = answer_many(tb, (0, 0), &texts)
+        .into_iter()
+        .map(|answer| answer.map_err(|f| Failure { hint: None, ..f }));
+    let answers: Vec<_> = answers.collect();
     let results: Vec<json::ResultJson> = answers
         .iter()
         .zip(&texts)

@@ -63,7 +63,7 @@ fn query<K: Answering>(args: &QueryArgs) -> Result<bool> {
             let mut answers = answer_many(&tb, args.captured, &[text]);
             match answers.pop().expect("one answer per position") {
                 Ok(analysed) => out!("{}", analysed.to_text()),
-                Err(failure) => anyhow::bail!(failure.message),
+                Err(failure) => anyhow::bail!(failure.text()),
             }
             return Ok(true);
         }
@@ -103,6 +103,7 @@ impl<'a> Line<'a> {
             failure: Failure {
                 kind: "notation",
                 message: message.to_string(),
+                hint: None,
             },
         };
         match std::str::from_utf8(bytes) {
@@ -125,6 +126,7 @@ impl<'a> Line<'a> {
                     thousands(len),
                     thousands(MAX_LINE as u64)
                 ),
+                hint: None,
             },
         }
     }
@@ -317,7 +319,7 @@ fn write_answer(
         (Err(failure), _) => {
             out.push_str(&echoed(text));
             out.push_str(" error: ");
-            out.push_str(&failure.message);
+            out.push_str(&failure.text());
         }
     }
     out.push('\n');

@@ -288,8 +288,9 @@ fn a_set_keeps_its_block_size_as_it_grows() {
 }
 
 /// A file truncated, or rewritten in place, under a running server: the
-/// server answers errors for what it cannot read, stays up, and answers
-/// from the new file once it is whole again.
+/// server answers errors for what it cannot read (naming the file as its
+/// clients know it), stays up, and answers from the new file once it is
+/// whole again.
 #[test]
 fn a_running_server_survives_its_files_changing() {
     let (dir, _path) = built(8);
@@ -314,6 +315,11 @@ fn a_running_server_survives_its_files_changing() {
     drop(f);
     let (status, body) = get(&url);
     assert_eq!(status, 500, "{body}");
+    // The file is named by its place among the tables, not by the
+    // server's own path.
+    let error = body["error"].as_str().unwrap();
+    assert!(error.starts_with("oware-6/level-008.mtb: "), "{error}");
+    assert!(!error.contains(&*dir.path().to_string_lossy()), "{error}");
     let (status, _) = get(&format!("{}/health", server.base));
     assert_eq!(status, 200);
 
