@@ -84,8 +84,19 @@ pub(crate) fn save(
 /// all: to a temporary name first, synced, then renamed, so a checkpoint
 /// that exists is complete. Both modes' checkpoints are written so.
 pub(crate) fn write_checked(path: &Path, parts: &[&[u8]]) -> Result<(), BuildError> {
+    write_checked_reading(path, parts, &mut std::io::empty())
+}
+
+/// [`write_checked`] with `parts` followed by all that `rest` reads: a
+/// state too large to be held in memory beside what is, read from its
+/// file.
+pub(crate) fn write_checked_reading(
+    path: &Path,
+    parts: &[&[u8]],
+    rest: &mut dyn Read,
+) -> Result<(), BuildError> {
     let tmp = temporary_path(path);
-    let write = || -> std::io::Result<()> {
+    let mut write = || -> std::io::Result<()> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
@@ -94,6 +105,17 @@ pub(crate) fn write_checked(path: &Path, parts: &[&[u8]]) -> Result<(), BuildErr
         for part in parts {
             crc.update(part);
             out.write_all(part)?;
+        }
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let read = match rest.read(&mut buf) {
+                Ok(0) => break,
+                Ok(read) => read,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            crc.update(&buf[..read]);
+            out.write_all(&buf[..read])?;
         }
         out.write_all(&crc.finalize().to_le_bytes())?;
         out.into_inner().map_err(|e| e.into_error())?.sync_all()?;

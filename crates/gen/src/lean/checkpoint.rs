@@ -36,7 +36,7 @@ use std::io::{BufReader, Read};
 use std::path::Path;
 
 use super::lists::Sealed;
-use crate::checkpoint::write_checked;
+use crate::checkpoint::{write_checked, write_checked_reading};
 use crate::error::BuildError;
 
 const MAGIC: &[u8; 8] = b"MTBLEAN2";
@@ -55,14 +55,15 @@ pub(super) struct Saved {
 }
 
 /// Saves level `level` (of `positions` positions) before threshold
-/// `next_threshold`: its `lists`' lengths and its `state` bytes.
+/// `next_threshold`: its `lists`' lengths and its state's bytes, which
+/// `state` reads (from memory, or from the forward pass's state file).
 pub(super) fn save(
     path: &Path,
     level: u32,
     positions: u64,
     next_threshold: u32,
     lists: &[u64],
-    state: &[u8],
+    state: &mut dyn Read,
 ) -> Result<(), BuildError> {
     let mut head = Vec::with_capacity(HEADER + 8 * lists.len());
     head.extend_from_slice(MAGIC);
@@ -73,7 +74,7 @@ pub(super) fn save(
     for len in lists {
         head.extend_from_slice(&len.to_le_bytes());
     }
-    write_checked(path, &[&head, state])
+    write_checked_reading(path, &[&head], state)
 }
 
 /// The checkpoint of level `level`, of `positions` positions and

@@ -33,15 +33,23 @@ use crate::error::BuildError;
 use crate::kernel::{forward_pass, LocalExchange, Pacing, Part, Record, Summary};
 use crate::strategy::LevelJob;
 
+/// What a forward pass leaves: the state file, every position's first
+/// state, and the exit lists.
+pub(super) struct Passed {
+    pub(super) state: PathBuf,
+    pub(super) exits: Vec<List>,
+    /// When the level's work was last saved (or the pass began).
+    pub(super) last_saved: Instant,
+}
+
 /// Lists level `job.level`'s positions (of `index`) under their exits in
-/// `dir`, going on from the pass's checkpoint if there is a valid one,
-/// then makes the level's state. Returns the state, the exit lists and
-/// when the level's work was last saved (or the pass began).
+/// `dir`, and writes their first states to its state file, going on from
+/// the pass's checkpoint if there is a valid one.
 pub(super) fn pass<K: LeanKind>(
     job: &LevelJob<K>,
     index: &LevelIndex,
     dir: &Path,
-) -> Result<(K::Lean, Vec<List>, Instant), BuildError> {
+) -> Result<Passed, BuildError> {
     let count = index.count();
     let began = Instant::now();
     let (lists, state, listed) = match resumed::<K>(job, index, dir)? {
@@ -84,10 +92,26 @@ pub(super) fn pass<K: LeanKind>(
         .into_iter()
         .map(ListWriter::finish)
         .collect::<Result<Vec<_>, _>>()?;
-    let state = files
-        .state
-        .read_back::<K>(count as usize, job.rules.pits())?;
-    Ok((state, lists, pacing.last_saved()))
+    Ok(Passed {
+        state: files.state.finish()?,
+        exits: lists,
+        last_saved: pacing.last_saved(),
+    })
+}
+
+/// The state of a level of `count` positions with `pits` pits a side, read
+/// from the state file its forward pass wrote (which stays: a pass that
+/// was checkpointed at its end reads it again when it resumes).
+pub(super) fn read_state<K: LeanKind>(
+    path: &Path,
+    count: usize,
+    pits: usize,
+) -> Result<K::Lean, BuildError> {
+    let mut bytes = filled_on_huge_pages(K::Lean::bytes_for(count, pits), 0);
+    File::open(path)
+        .and_then(|mut file| file.read_exact(&mut bytes))
+        .map_err(|e| io(path, e))?;
+    Ok(K::Lean::from_bytes(bytes, count, pits))
 }
 
 /// What the pass asks of the thread that writes its files.
@@ -290,19 +314,13 @@ impl StateFile {
         Ok(file.metadata().map_err(|e| io(path, e))?.len())
     }
 
-    /// The whole file, written, as the state of a level of `count`
-    /// positions. The file stays: a pass that was checkpointed at its end
-    /// reads it again when it resumes.
-    fn read_back<K: LeanKind>(self, count: usize, pits: usize) -> Result<K::Lean, BuildError> {
+    /// Ends the writing; returns where the file is.
+    fn finish(self) -> Result<PathBuf, BuildError> {
         let path = self.path;
         self.out
             .into_inner()
             .map_err(|e| io(&path, e.into_error()))?;
-        let mut bytes = filled_on_huge_pages(K::Lean::bytes_for(count, pits), 0);
-        File::open(&path)
-            .and_then(|mut file| file.read_exact(&mut bytes))
-            .map_err(|e| io(&path, e))?;
-        Ok(K::Lean::from_bytes(bytes, count, pits))
+        Ok(path)
     }
 }
 

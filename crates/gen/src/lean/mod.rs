@@ -39,6 +39,7 @@ mod kind;
 mod lists;
 mod state;
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
@@ -100,9 +101,12 @@ impl Lean {
     /// Solves the part of `job`'s level that reads the lower levels, its
     /// forward pass, and saves a checkpoint after it: then [`Lean::solve`]
     /// finishes the level without them ([`Lean::resumes`]), and a build
-    /// can let their memory and scratch files go first. Does nothing
-    /// without [`LevelJob::checkpoints`], or if the level resumes past its
-    /// forward pass already.
+    /// can let their memory and scratch files go first. The state goes
+    /// from its file to the checkpoint without being held in memory, so
+    /// that the level's peak is the larger of the lower levels and its
+    /// state, not their sum. Does nothing without
+    /// [`LevelJob::checkpoints`], or if the level resumes past its forward
+    /// pass already.
     pub fn solve_forward<K: LeanKind>(&self, job: &LevelJob<K>) -> Result<(), BuildError> {
         job.assert_in_order();
         let Some(checkpoints) = job.checkpoints else {
@@ -111,9 +115,27 @@ impl Lean {
         if self.resumes::<K>(checkpoints, job.rules, job.level) {
             return Ok(());
         }
-        let saved = self
-            .start(job, None)
-            .and_then(|(level, progress, _)| level.save(job, job.level, &progress));
+        let n = job.level;
+        let index = LevelIndex::new(job.rules.pits(), n);
+        let saved = forward::pass(job, &index, &self.level_dir(n)).and_then(|passed| {
+            let lists = Progress {
+                exits: passed.exits,
+                decisions: Vec::new(),
+            }
+            .list_lengths();
+            let mut state = File::open(&passed.state).map_err(|source| BuildError::Io {
+                path: passed.state.clone(),
+                source,
+            })?;
+            checkpoint::save(
+                &checkpoints.path(n),
+                n,
+                index.count(),
+                n,
+                &lists,
+                &mut state,
+            )
+        });
         if saved.is_err() {
             self.remove_lists_unless_checkpointed(job);
         }
@@ -165,9 +187,14 @@ impl Lean {
                 (state, progress, Instant::now())
             }
             None => {
-                let (state, exits, last_saved) = forward::pass(job, &index, &dir)?;
+                let passed = forward::pass(job, &index, &dir)?;
+                let state = forward::read_state::<K>(&passed.state, count, job.rules.pits())?;
                 let decisions = Vec::with_capacity(n as usize);
-                (state, Progress { exits, decisions }, last_saved)
+                let progress = Progress {
+                    exits: passed.exits,
+                    decisions,
+                };
+                (state, progress, passed.last_saved)
             }
         };
         let level = Level {
@@ -386,7 +413,7 @@ impl<K: LeanKind> Level<'_, K> {
             self.index.count(),
             next,
             &progress.list_lengths(),
-            self.state.bytes(),
+            &mut self.state.bytes(),
         )
     }
 
