@@ -99,6 +99,14 @@ pub(super) fn pass<K: LeanKind>(
     })
 }
 
+/// Removes the state file of the level whose lists are in `dir`, once a
+/// checkpoint between thresholds holds the state: the checkpoint replaced
+/// the forward pass's, the only one that named the file, and a large
+/// level's state file is as large as its checkpoint.
+pub(super) fn remove_state_file(dir: &Path) {
+    let _ = std::fs::remove_file(StateFile::path(dir));
+}
+
 /// The state of a level of `count` positions with `pits` pits a side, read
 /// from the state file its forward pass wrote (which stays: a pass that
 /// was checkpointed at its end reads it again when it resumes).

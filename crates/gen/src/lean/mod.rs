@@ -134,7 +134,9 @@ impl Lean {
                 n,
                 &lists,
                 &mut state,
-            )
+            )?;
+            forward::remove_state_file(&self.level_dir(n));
+            Ok(())
         });
         if saved.is_err() {
             self.remove_lists_unless_checkpointed(job);
@@ -414,7 +416,9 @@ impl<K: LeanKind> Level<'_, K> {
             next,
             &progress.list_lengths(),
             &mut self.state.bytes(),
-        )
+        )?;
+        forward::remove_state_file(&self.dir);
+        Ok(())
     }
 
     /// The positions of `list` (for even values, those whose best exit is
