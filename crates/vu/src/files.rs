@@ -6,6 +6,7 @@ use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use mancala_core::{Rules, Variant};
+use mancala_format::{open_regular, FormatError};
 
 use crate::error::VuError;
 use crate::godel::GodelIndex;
@@ -57,16 +58,18 @@ impl LevelFile {
     /// numbered position.
     pub fn open(dir: &Path, n: u32) -> Result<LevelFile, VuError> {
         let path = file_path(dir, n);
-        let file = match File::open(&path) {
+        // Only a regular file: a FIFO would block the read for ever, and a
+        // directory or a device has no size to check.
+        let file = match open_regular(&path) {
             Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(FormatError::Missing { .. }) => {
                 return Err(VuError::Missing {
                     dir: dir.to_path_buf(),
                     path,
                     level: n,
                 })
             }
-            Err(e) => return Err(VuError::io(path, e)),
+            Err(e) => return Err(e.into()),
         };
         let found = file.metadata().map_err(|e| VuError::io(&path, e))?.len();
         let expected = GodelIndex::new(PITS, n).count();

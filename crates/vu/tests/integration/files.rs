@@ -422,3 +422,36 @@ fn an_import_names_a_missing_file() {
     );
     assert_eq!(written, (0..6).collect::<Vec<_>>());
 }
+
+/// A FIFO, a directory or a device where a level's file should be is
+/// named as not a regular file, at once: a FIFO's read would wait for a
+/// writer for ever, and the others have no size to check.
+#[test]
+fn an_import_names_what_is_not_a_regular_file() {
+    type Replace = fn(&Path);
+    let replacements: [(&str, Replace); 3] = [
+        ("a FIFO", |path| {
+            let made = std::process::Command::new("mkfifo").arg(path).status();
+            assert!(made.unwrap().success());
+        }),
+        ("a directory", |path| fs::create_dir(path).unwrap()),
+        ("a device", |path| {
+            std::os::unix::fs::symlink("/dev/zero", path).unwrap()
+        }),
+    ];
+    for (what, replace) in replacements {
+        let copy = damaged_copy(10, |dir| {
+            let path = dir.join("scores.7");
+            fs::remove_file(&path).unwrap();
+            replace(&path);
+        });
+        let started = std::time::Instant::now();
+        let (error, written) = import_error(copy.path());
+        assert!(started.elapsed().as_secs() < 5, "{what}: blocked");
+        assert!(
+            matches!(&error, VuError::Tables(mancala_format::FormatError::NotRegularFile { path }) if path.ends_with("scores.7")),
+            "{what}: {error}"
+        );
+        assert_eq!(written, (0..7).collect::<Vec<_>>(), "{what}");
+    }
+}
