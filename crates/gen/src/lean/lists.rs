@@ -257,6 +257,18 @@ impl ListReader {
         Err(self.broken("a gap longer than 64 bits"))
     }
 
+    /// The next `most` indices, fewer at the end of the list.
+    pub(crate) fn next_indices(&mut self, most: usize) -> Result<Vec<u64>, BuildError> {
+        let mut indices = Vec::with_capacity(most.min(self.left as usize));
+        while indices.len() < most {
+            match self.next_index()? {
+                Some(at) => indices.push(at),
+                None => break,
+            }
+        }
+        Ok(indices)
+    }
+
     fn next_byte(&mut self) -> Result<u8, BuildError> {
         if self.at == self.buf.len() {
             self.buf.resize(READ_AHEAD, 0);

@@ -454,26 +454,24 @@ impl<K: LeanKind> Level<'_, K> {
 
     /// The positions `join` returns for the pieces of `list`, which is
     /// read a piece at a time, in a frontier; `read` is told how many
-    /// entries each piece had.
+    /// entries each piece had. The next piece is read while `join` works
+    /// on one, so that decoding the list does not leave the other threads
+    /// idle.
     fn joined_from(
         &self,
         list: &List,
         read: &dyn Fn(u64),
-        join: impl Fn(&[u64]) -> Vec<u64>,
+        join: impl Fn(&[u64]) -> Vec<u64> + Sync,
     ) -> Result<Frontier, BuildError> {
         let mut joined = self.frontier();
-        let mut piece = Vec::with_capacity(PIECE);
         let mut reader = list.read()?;
-        while let Some(at) = reader.next_index()? {
-            piece.push(at);
-            if piece.len() == PIECE {
-                joined.extend(join(&piece))?;
-                read(piece.len() as u64);
-                piece.clear();
-            }
+        let mut piece = reader.next_indices(PIECE)?;
+        while !piece.is_empty() {
+            let (next, found) = rayon::join(|| reader.next_indices(PIECE), || join(&piece));
+            joined.extend(found)?;
+            read(piece.len() as u64);
+            piece = next?;
         }
-        joined.extend(join(&piece))?;
-        read(piece.len() as u64);
         Ok(joined)
     }
 
