@@ -94,8 +94,10 @@ pub fn main() -> ExitCode {
     match outcome {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
-        // The reader went away (`mancala-tb info | head`): nothing to say.
-        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        // The reader went away (`mancala-tb info | head`): nothing to say,
+        // but the command stopped before its end (a build or a verification
+        // is not done), so not a success.
+        Err(e) if is_broken_pipe(&e) => ExitCode::FAILURE,
         Err(e) => {
             eprintln!("mancala-tb: {}", hint::message(&e));
             ExitCode::FAILURE
