@@ -99,7 +99,10 @@ pub fn main() -> ExitCode {
         // is not done), so not a success.
         Err(e) if is_broken_pipe(&e) => ExitCode::FAILURE,
         Err(e) => {
-            eprintln!("mancala-tb: {}", hint::message(&e));
+            // A line end in a message (a path given with one) shown escaped:
+            // every failure is one line.
+            let message = hint::message(&e).replace('\n', "\\n");
+            eprintln!("mancala-tb: {message}");
             ExitCode::FAILURE
         }
     }
