@@ -272,49 +272,50 @@ struct Mode {
     flags: &'static [&'static str],
     top: u32,
     percents: &'static [f64],
-    /// From this share of a level on, a checkpoint of it has been saved:
-    /// a build killed there must resume from it.
+    /// From this share of the top level on, a checkpoint of it has been
+    /// saved: a build killed there must resume from it.
     checkpointed_from: Option<f64>,
 }
 
-/// Checkpoints every 0.12 s: several in each small level, which a build
-/// killed after one of them must resume from.
-const CHECKPOINTS_OFTEN: &str = "0.002";
+/// Checkpoints every 30 ms of work: several in each small level, its
+/// forward pass included, which a build killed after one of them must
+/// resume from.
+const CHECKPOINTS_OFTEN: &str = "0.0005";
 
 const MODES: [Mode; 6] = [
     Mode {
         name: "in memory",
         flags: &[],
         top: 11,
-        percents: &[0.0, 12.0, 33.0, 51.0, 68.0, 89.0, 100.0],
+        percents: &[0.0, 12.0, 33.0, 51.0, 68.0, 89.0],
         checkpointed_from: None,
     },
     Mode {
         name: "lean",
         flags: &["--memory", "lean"],
         top: 10,
-        percents: &[0.0, 9.0, 27.0, 46.0, 64.0, 82.0, 100.0],
+        percents: &[0.0, 9.0, 27.0, 46.0, 64.0, 82.0],
         checkpointed_from: None,
     },
     Mode {
         name: "forced",
         flags: &["--cycles", "forced"],
         top: 10,
-        percents: &[0.0, 15.0, 38.0, 55.0, 72.0, 93.0, 100.0],
+        percents: &[0.0, 15.0, 38.0, 55.0, 72.0, 93.0],
         checkpointed_from: None,
     },
     Mode {
         name: "compact",
         flags: &["--encoding", "compact"],
         top: 11,
-        percents: &[0.0, 7.0, 24.0, 43.0, 61.0, 79.0, 100.0],
+        percents: &[0.0, 7.0, 24.0, 43.0, 61.0, 79.0],
         checkpointed_from: None,
     },
     Mode {
         name: "kalah",
         flags: &["--rules", "kalah"],
         top: 13,
-        percents: &[0.0, 18.0, 36.0, 57.0, 75.0, 96.0, 100.0],
+        percents: &[0.0, 18.0, 36.0, 57.0, 75.0, 96.0],
         checkpointed_from: None,
     },
     Mode {
@@ -326,9 +327,9 @@ const MODES: [Mode; 6] = [
             CHECKPOINTS_OFTEN,
         ],
         top: 10,
-        percents: &[30.0, 78.0, 84.0, 88.0, 92.0, 97.0, 100.0],
-        // The forward pass of a level this small is one step, saved when
-        // it ends (three quarters of the level's progress).
+        percents: &[30.0, 50.0, 78.0, 84.0, 90.0, 97.0],
+        // The forward pass (three quarters of a level's progress) takes
+        // longer than the checkpoints' interval and is saved when it ends.
         checkpointed_from: Some(78.0),
     },
 ];
@@ -492,9 +493,10 @@ fn stop_case(
             .join("checkpoints")
             .join(format!("level-{:03}.ckpt", point.level))
             .exists();
-    let saved_by_now = mode
-        .checkpointed_from
-        .is_some_and(|from| point.percent >= from);
+    let saved_by_now = point.level == mode.top
+        && mode
+            .checkpointed_from
+            .is_some_and(|from| point.percent >= from);
     ensure(written || checkpointed || !saved_by_now, || {
         format!("no checkpoint of level {} was saved", point.level)
     })?;
@@ -553,9 +555,9 @@ fn stopped_at_once(stopped: &Stopped) -> Outcome {
 
 /// Builds killed with SIGKILL at points of their progress, in every
 /// solving mode: inside the top level (its lower levels copied from the
-/// clean build, so each kill costs one level), at the moment it is written
-/// (100%), inside the level below and just after it; then SIGTERM and
-/// SIGHUP, and a second SIGTERM, which stops a build at once.
+/// clean build, so each kill costs one level), and inside the level below
+/// it, as that is written and just after; then SIGTERM and SIGHUP, and a
+/// second SIGTERM, which stops a build at once.
 #[test]
 fn kills() {
     let mut cases = Cases::new("kills");
@@ -572,10 +574,17 @@ fn kills() {
                 || stop_case(mode, reference, top, point, &["KILL"], killed),
             );
         }
+        // The level below the top solved too: killed inside it, as it is
+        // written (all its progress made, a level still to come, so the
+        // kill cannot come too late) and just after.
         for point in [
             StopPoint {
                 level: top - 1,
                 percent: 50.0,
+            },
+            StopPoint {
+                level: top - 1,
+                percent: 100.0,
             },
             StopPoint {
                 level: top,
@@ -1615,10 +1624,11 @@ const PRESENT_BELOW: u32 = 8;
 /// A build of `mode` under a file-size limit of `kib` KiB (RLIMIT_FSIZE,
 /// which fails a write as a full disk does; SIGXFSZ ignored so the write
 /// fails instead of killing): it must fail with one line naming the file
-/// too large, leave no file but the levels it finished (the clean build's)
-/// and its lock, and not reach its top level; the same build with room
-/// must then finish with exactly the clean build's files, and `verify`
-/// pass.
+/// too large, and not reach its top level. It must leave no partial file:
+/// nothing but the levels it finished (the clean build's), its lock, and a
+/// checkpoint it saved whole before (with its lean lists), which the same
+/// build, given room, must then resume from. That build must finish with
+/// exactly the clean build's files, and `verify` pass.
 fn out_of_room_case(mode: &Mode, reference: &Reference, kib: u64) -> Outcome {
     let root = TempDir::new().unwrap();
     let tables = root.path().join(reference.tables.file_name().unwrap());
@@ -1637,19 +1647,30 @@ fn out_of_room_case(mode: &Mode, reference: &Reference, kib: u64) -> Outcome {
     ensure(text(&out.stderr).contains("File too large"), || {
         format!("not the write that failed: {}", text(&out.stderr))
     })?;
-    let left: Vec<String> = tree(&tables)
-        .into_iter()
-        .filter(|name| tables.join(name).is_file())
-        .filter(|name| name != "build.lock" && !level_files(&tables).contains_key(name))
-        .collect();
-    ensure(left.is_empty(), || format!("left behind: {left:?}"))?;
-    levels_are_the_references(&tables, &reference.tables)?;
     ensure(!tables.join(level_file_name(mode.top)).exists(), || {
         "the limit did not bite".to_string()
     })?;
+    levels_are_the_references(&tables, &reference.tables)?;
+    let levels = level_files(&tables);
+    let left: Vec<String> = tree(&tables)
+        .into_iter()
+        .filter(|name| tables.join(name).is_file())
+        .filter(|name| name != "build.lock" && !levels.contains_key(name))
+        .collect();
+    let checkpointed = left
+        .iter()
+        .any(|name| name.starts_with("checkpoints/") && name.ends_with(".ckpt"));
+    ensure(
+        (left.is_empty() || checkpointed) && !left.iter().any(|name| name.ends_with(".tmp")),
+        || format!("left behind: {left:?}"),
+    )?;
     let rerun: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = run_within(&rerun, b"", Duration::from_secs(120))?;
     exits_cleanly(&out, &[0])?;
+    ensure(
+        !checkpointed || text(&out.stdout).contains("went on from a checkpoint"),
+        || format!("a checkpoint was left but not resumed from: {left:?}"),
+    )?;
     same_tables(&tables, &reference.tables)?;
     verified(root.path(), PRESENT_BELOW)
 }
