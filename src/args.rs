@@ -97,6 +97,21 @@ pub fn parse_interval(text: &str) -> Result<Duration, String> {
     }
 }
 
+/// `--checkpoint-minutes`: 0 (never, as [`Duration::ZERO`]) or a positive
+/// number of minutes, at most a year. Fractions are allowed, so a test can
+/// make a small level save its state many times.
+pub fn parse_minutes(text: &str) -> Result<Duration, String> {
+    match text.trim().parse::<f64>() {
+        Ok(0.0) => Ok(Duration::ZERO),
+        Ok(minutes) if minutes > 0.0 && minutes * 60.0 <= MAX_SECONDS => {
+            Ok(Duration::from_secs_f64(minutes * 60.0))
+        }
+        _ => Err(format!(
+            "'{text}' minutes: expected a number above 0 and at most a year, or 0 for never"
+        )),
+    }
+}
+
 /// A memory size in MiB, as bytes, that this machine has room for.
 pub fn parse_mib(text: &str) -> Result<usize, String> {
     let mib: u64 = text

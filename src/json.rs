@@ -107,12 +107,13 @@ pub fn failure(failure: &Failure, text: Option<&str>) -> String {
     serde_json::to_string(&error(failure, text)).expect("plain data serializes")
 }
 
-/// The error object of a failure.
+/// The error object of a failure, with the start of the input it is about
+/// ([`mancala_core::echoed`]): a huge input never comes back whole.
 pub fn error(failure: &Failure, text: Option<&str>) -> ErrorJson {
     ErrorJson {
         error: failure.text(),
         kind: failure.kind,
-        position: text.map(str::to_string),
+        position: text.map(|text| mancala_core::echoed(text).into_owned()),
     }
 }
 

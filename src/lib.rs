@@ -94,10 +94,15 @@ pub fn main() -> ExitCode {
     match outcome {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
-        // The reader went away (`mancala-tb info | head`): nothing to say.
-        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        // The reader went away (`mancala-tb info | head`): nothing to say,
+        // but the command stopped before its end (a build or a verification
+        // is not done), so not a success.
+        Err(e) if is_broken_pipe(&e) => ExitCode::FAILURE,
         Err(e) => {
-            eprintln!("mancala-tb: {}", hint::message(&e));
+            // A line end in a message (a path given with one) shown escaped:
+            // every failure is one line.
+            let message = hint::message(&e).replace('\n', "\\n");
+            eprintln!("mancala-tb: {message}");
             ExitCode::FAILURE
         }
     }

@@ -414,8 +414,13 @@ async fn received_within(
             parts,
             axum::body::Body::from(collected.to_bytes()),
         )),
-        Ok(Err(_)) => {
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
             Err(ApiError::too_large(format!("request body over {MAX_BODY} bytes")).into_response())
+        }
+        // A body that breaks HTTP's framing (a chunk size that is not a
+        // number): the client's fault, not a size.
+        Ok(Err(e)) => {
+            Err(ApiError::bad_request(format!("unreadable request body: {e}")).into_response())
         }
         Err(_) => Err(ApiError::new(
             StatusCode::REQUEST_TIMEOUT,

@@ -254,7 +254,12 @@ pub fn open_tablebase(
 ) -> PyResult<PyTablebase> {
     let rules = rules_arg(rules, pits, empty_capture)?;
     let cycles = Cycles::from_name(cycles).map_err(crate::errors::core_error)?;
-    let cache = cache_mib << 20;
+    // Shifted, a huge count would wrap round to a small cache.
+    let cache = cache_mib.checked_mul(1 << 20).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "cache_mib={cache_mib} is more than any machine has"
+        ))
+    })?;
     let tables = match cycles {
         Cycles::Even => {
             Tables::Even(Tablebase::open_with_cache(&directory, rules, cache).map_err(probe_error)?)

@@ -14,7 +14,8 @@ use mancala_format::Encoding;
 use mancala_gen::{BuildObserver, BuildOptions, LevelReport, MemoryMode};
 
 use crate::args::{
-    parse_cycles, parse_encoding, parse_memory, parse_mib, parse_threads, ProgressArgs, RulesArgs,
+    parse_cycles, parse_encoding, parse_memory, parse_mib, parse_minutes, parse_threads,
+    ProgressArgs, RulesArgs,
 };
 use crate::cluster::Job;
 use crate::levels::level_ranges;
@@ -75,10 +76,10 @@ pub struct BuildArgs {
     /// disk.
     #[arg(long, value_name = "MIB", value_parser = parse_mib)]
     max_memory: Option<usize>,
-    /// Save a long level's progress this often (minutes; 0 = never), so a
-    /// killed build resumes inside the level.
-    #[arg(long, default_value_t = 10)]
-    checkpoint_minutes: u64,
+    /// Save a long level's progress this often (minutes, fractions
+    /// allowed; 0 = never), so a killed build resumes inside the level.
+    #[arg(long, value_name = "MINUTES", default_value = "10", value_parser = parse_minutes)]
+    checkpoint_minutes: Duration,
     /// If another build is writing these tables, wait for it to end instead
     /// of failing.
     #[arg(long)]
@@ -115,7 +116,7 @@ pub fn run(args: BuildArgs) -> Result<bool> {
     options.encoding = args.encoding;
     options.block_size = args.block_size;
     options.checkpoint_every =
-        (args.checkpoint_minutes > 0).then(|| Duration::from_secs(60 * args.checkpoint_minutes));
+        (!args.checkpoint_minutes.is_zero()).then_some(args.checkpoint_minutes);
     options.wait_for_lock = args.wait;
     options.scratch = args.scratch;
     options.max_memory = args.max_memory.map(|bytes| bytes as u64);

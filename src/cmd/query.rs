@@ -315,7 +315,7 @@ fn write_answer(
             out.push_str(&a.to_text());
             out.push('\n'); // a blank line between boards
         }
-        (Err(failure), Format::Json) => out.push_str(&json::failure(failure, Some(&echoed(text)))),
+        (Err(failure), Format::Json) => out.push_str(&json::failure(failure, Some(text))),
         (Err(failure), _) => {
             out.push_str(&echoed(text));
             out.push_str(" error: ");

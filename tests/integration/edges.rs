@@ -23,7 +23,7 @@ use crate::cli::{built, fails, json_lines, ok, oware, stderr, stdout, with_stdin
 use crate::{mancala_tb, Served};
 
 /// Neither a panic, an abort nor a signal: a clean exit with `code`.
-fn assert_clean_exit(out: &Output, code: i32, what: &str) {
+pub(crate) fn assert_clean_exit(out: &Output, code: i32, what: &str) {
     assert_eq!(out.status.signal(), None, "{what}: killed by a signal");
     assert_eq!(out.status.code(), Some(code), "{what}: {}", stderr(out));
 }
@@ -563,21 +563,7 @@ fn an_interrupted_build_stops_cleanly_and_resumes() {
 /// Runs the binary with `args`, killing it if it has not ended within
 /// `limit` (a command that blocks must fail the test, not hang it).
 fn within(limit: Duration, args: &[&str]) -> Output {
-    let mut child = crate::binary()
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > limit {
-            child.kill().unwrap();
-            panic!("mancala-tb {args:?} still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+    crate::finished_within(crate::binary().args(args), b"", limit).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Something other than a file where a level's file should be (a FIFO, a
@@ -754,9 +740,9 @@ fn info_names_a_misplaced_table() {
     ok(&["info", "--dir", &path]);
 }
 
-/// A request from a loopback address of our choosing (`127.0.0.N`), its
-/// whole reply, read until the server closes.
-fn request_from(source: &str, address: &str, request: &[u8]) -> Vec<u8> {
+/// A connection from a loopback address of our choosing (`127.0.0.N`),
+/// which the server counts as another client than `127.0.0.1`.
+pub(crate) fn connect_from(source: &str, address: &str) -> TcpStream {
     // Std cannot bind a socket before it connects; tokio can.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -767,8 +753,15 @@ fn request_from(source: &str, address: &str, request: &[u8]) -> Vec<u8> {
         socket.bind(format!("{source}:0").parse().unwrap()).unwrap();
         socket.connect(address.parse().unwrap()).await.unwrap()
     });
-    let mut stream = stream.into_std().unwrap();
+    let stream = stream.into_std().unwrap();
     stream.set_nonblocking(false).unwrap();
+    stream
+}
+
+/// A request from `source` (see [`connect_from`]), its whole reply, read
+/// until the server closes.
+fn request_from(source: &str, address: &str, request: &[u8]) -> Vec<u8> {
+    let mut stream = connect_from(source, address);
     stream.write_all(request).unwrap();
     let mut reply = Vec::new();
     let _ = stream.read_to_end(&mut reply);

@@ -5,12 +5,14 @@ mod charts;
 mod cli;
 mod cluster;
 mod edges;
+mod faults;
 mod server;
 mod web;
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::time::Duration;
 
 /// The binary, ready to be given arguments.
 fn binary() -> Command {
@@ -20,6 +22,40 @@ fn binary() -> Command {
 /// Runs the binary with `args` and waits for it.
 fn mancala_tb(args: &[&str]) -> Output {
     binary().args(args).output().expect("the binary runs")
+}
+
+/// Runs `command` with `input` on its stdin and its output captured,
+/// killing it if it has not ended within `limit`: a command that blocks
+/// fails its test with `Err` instead of hanging it.
+fn finished_within(command: &mut Command, input: &[u8], limit: Duration) -> Result<Output, String> {
+    ended_within(
+        command.stdout(Stdio::piped()).stderr(Stdio::piped()),
+        input,
+        limit,
+    )
+}
+
+/// [`finished_within`] for a command whose stdout and stderr are already
+/// set (what is not piped comes back empty).
+fn ended_within(command: &mut Command, input: &[u8], limit: Duration) -> Result<Output, String> {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {command:?}: {e}"))?;
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let input = input.to_vec();
+    // A command that ends early may close its stdin before reading it all.
+    std::thread::spawn(move || stdin.write_all(&input));
+    let pid = child.id().to_string();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(child.wait_with_output()));
+    match finished.recv_timeout(limit) {
+        Ok(out) => out.map_err(|e| format!("cannot wait for {command:?}: {e}")),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-KILL", &pid]).status();
+            Err(format!("still running after {limit:?}: {command:?}"))
+        }
+    }
 }
 
 /// `mancala-tb serve` on a free loopback port, for as long as this value

@@ -168,10 +168,26 @@ pub const ECHOED_CHARS: usize = 60;
 
 /// What an error shows of a user's input: `text`, or its first
 /// [`ECHOED_CHARS`] characters and an ellipsis, so that a huge input never
-/// comes back in its error (twice, in a line and an HTTP body).
+/// comes back in its error (twice, in a line and an HTTP body); control
+/// characters escaped (`\n`), so that an error stays one line.
 pub fn echoed(text: &str) -> std::borrow::Cow<'_, str> {
-    match text.char_indices().nth(ECHOED_CHARS) {
-        Some((end, _)) => format!("{}…", &text[..end]).into(),
-        None => text.into(),
+    let (shown, cut) = match text.char_indices().nth(ECHOED_CHARS) {
+        Some((end, _)) => (&text[..end], true),
+        None => (text, false),
+    };
+    if !cut && !shown.contains(char::is_control) {
+        return text.into();
     }
+    let mut echo = String::with_capacity(shown.len() + 3);
+    for c in shown.chars() {
+        if c.is_control() {
+            echo.extend(c.escape_default());
+        } else {
+            echo.push(c);
+        }
+    }
+    if cut {
+        echo.push('…');
+    }
+    echo.into()
 }

@@ -51,7 +51,7 @@ impl Side {
         match name.to_ascii_lowercase().as_str() {
             "south" | "s" => Ok(Side::South),
             "north" | "n" => Ok(Side::North),
-            _ => Err(GameError::UnknownSide(name.to_string()).into()),
+            _ => Err(GameError::UnknownSide(crate::echoed(name).into_owned()).into()),
         }
     }
 }

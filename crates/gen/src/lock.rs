@@ -10,6 +10,8 @@
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::Duration;
 
 use mancala_format::TEMPORARY_SUFFIX;
 
@@ -23,9 +25,19 @@ pub(crate) struct DirLock {
     _file: File,
 }
 
-/// Takes the lock on `dir`, waiting for another build to end if `wait`,
+/// How often a build waiting for the lock tries it again and looks at its
+/// interrupt flag: a blocking wait would not see the flag until the other
+/// build ended, hours later perhaps.
+const WAIT_STEP: Duration = Duration::from_millis(50);
+
+/// Takes the lock on `dir`, waiting for another build to end if `wait`
+/// (unless `interrupt` is set meanwhile: [`BuildError::Interrupted`]),
 /// else failing with [`BuildError::Locked`] naming it.
-pub(crate) fn lock(dir: &Path, wait: bool) -> Result<DirLock, BuildError> {
+pub(crate) fn lock(
+    dir: &Path,
+    wait: bool,
+    interrupt: Option<&AtomicBool>,
+) -> Result<DirLock, BuildError> {
     let path = dir.join(LOCK_FILE);
     let io = |source| BuildError::Io {
         path: path.clone(),
@@ -38,18 +50,25 @@ pub(crate) fn lock(dir: &Path, wait: bool) -> Result<DirLock, BuildError> {
         .truncate(false)
         .open(&path)
         .map_err(io)?;
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(TryLockError::WouldBlock) if wait => file.lock().map_err(io)?,
-        Err(TryLockError::WouldBlock) => {
-            let mut holder = String::new();
-            let _ = file.read_to_string(&mut holder);
-            return Err(BuildError::Locked {
-                dir: dir.to_path_buf(),
-                holder: holder.trim().to_string(),
-            });
+    loop {
+        match file.try_lock() {
+            Ok(()) => break,
+            Err(TryLockError::WouldBlock) if wait => {
+                if interrupt.is_some_and(|i| i.load(Relaxed)) {
+                    return Err(BuildError::Interrupted);
+                }
+                std::thread::sleep(WAIT_STEP);
+            }
+            Err(TryLockError::WouldBlock) => {
+                let mut holder = String::new();
+                let _ = file.read_to_string(&mut holder);
+                return Err(BuildError::Locked {
+                    dir: dir.to_path_buf(),
+                    holder: holder.trim().to_string(),
+                });
+            }
+            Err(TryLockError::Error(e)) => return Err(io(e)),
         }
-        Err(TryLockError::Error(e)) => return Err(io(e)),
     }
     // Who holds it, for the next build's message.
     file.set_len(0).map_err(io)?;

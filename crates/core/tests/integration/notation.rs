@@ -272,3 +272,21 @@ fn errors_name_the_field_at_fault_in_plain_words() {
     let msg = notation_error(1, "1,2/3");
     assert!(msg.contains("has 2 pits, expected 1"), "{msg}");
 }
+
+/// An error shows the start of what was typed, on one line: a huge input
+/// is cut to its first characters (never inside one), and a line end or
+/// another control character is shown escaped.
+#[test]
+fn errors_echo_the_input_short_and_on_one_line() {
+    let msg = notation_error(6, &"\u{e9}".repeat(100_000));
+    assert!(
+        msg.contains(&format!("'{}…'", "\u{e9}".repeat(60))),
+        "{msg}"
+    );
+    assert!(msg.len() < 300, "{} bytes", msg.len());
+    let msg = notation_error(6, "1,0,0,0,0,0/0,0,0,0,0,1\n2,0,0,0,0,0/0,0,0,0,0,1");
+    assert!(!msg.contains('\n'), "{msg}");
+    assert!(msg.contains("0,0,0,0,0,1\\n2,0"), "{msg}");
+    let msg = notation_error(6, "\u{1b}[31m");
+    assert!(msg.contains("\\u{1b}[31m"), "{msg}");
+}

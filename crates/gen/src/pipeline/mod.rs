@@ -411,7 +411,7 @@ pub(crate) fn survey<K: Solve>(
             lock: None,
         });
     }
-    let lock = lock::lock(dir, options.wait_for_lock)?;
+    let lock = lock::lock(dir, options.wait_for_lock, options.interrupt.as_deref())?;
     lock::sweep_temporaries(dir);
     // What the first look found valid stays so while its file is the
     // same: only a file changed since (by a build that held the lock)

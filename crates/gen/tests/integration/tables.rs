@@ -1598,3 +1598,28 @@ impl Progress for Counted {
         self.done.fetch_add(positions, Relaxed);
     }
 }
+
+/// A build waiting for another build's lock (`wait_for_lock`) stops when
+/// it is interrupted (SIGTERM to the command line), as it does at its
+/// other checks, instead of waiting on for the other build to end.
+#[test]
+fn a_build_waiting_for_the_lock_stops_when_interrupted() {
+    let root = TempDir::new().unwrap();
+    let oware = rules(Variant::Oware, 6);
+    let dir = tables_dir(root.path(), &oware);
+    fs::create_dir_all(&dir).unwrap();
+    let other_build = fs::File::create(dir.join(mancala_gen::LOCK_FILE)).unwrap();
+    other_build.lock().unwrap();
+    let options = BuildOptions {
+        wait_for_lock: true,
+        interrupt: Some(Arc::new(AtomicBool::new(true))),
+        ..BuildOptions::new(root.path(), oware, 4)
+    };
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(build(&options, &Quiet)));
+    let result = finished
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("still waiting for the lock 10 s after the interrupt");
+    assert!(matches!(result, Err(BuildError::Interrupted)), "{result:?}");
+    assert!(!level_path(root.path(), &oware, 0).exists());
+}
