@@ -201,6 +201,8 @@ type ApiResult = Result<Json<JsonValue>, ApiError>;
 /// far and the search slots.
 struct Shared {
     root: PathBuf,
+    /// The root as it appears inside a JSON string, for [`served_paths`].
+    root_in_json: String,
     open: RwLock<HashMap<Rules, Arc<Tablebase>>>,
     searches: Semaphore,
 }
@@ -210,8 +212,11 @@ impl Shared {
     /// an absolute path: the paths in its errors are then all absolute,
     /// and [`served_paths`] can find them.
     fn new(root: PathBuf) -> Shared {
+        let root = std::path::absolute(&root).unwrap_or(root);
+        let quoted = serde_json::to_string(&root.to_string_lossy()).expect("a string serializes");
         Shared {
-            root: std::path::absolute(&root).unwrap_or(root),
+            root_in_json: quoted[1..quoted.len() - 1].to_string(),
+            root,
             open: RwLock::new(HashMap::new()),
             searches: Semaphore::new(CONCURRENT_SEARCHES),
         }
@@ -323,10 +328,7 @@ async fn served_paths(
     let Ok(body) = body.collect().await.map(|b| b.to_bytes()) else {
         return ApiError::internal("the answer could not be read back").into_response();
     };
-    // As the root appears inside a JSON string.
-    let quoted =
-        serde_json::to_string(&shared.root.to_string_lossy()).expect("a string serializes");
-    let root = &quoted[1..quoted.len() - 1];
+    let root = &shared.root_in_json;
     let text = String::from_utf8_lossy(&body);
     if root.is_empty() || !text.contains(root) {
         return Response::from_parts(parts, axum::body::Body::from(body));

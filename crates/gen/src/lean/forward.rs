@@ -16,8 +16,8 @@
 //! positions they cover. A killed pass goes on from the last one, its
 //! files cut back to that; they hold the same either way.
 
-use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::fs::File;
+use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::thread::ScopedJoinHandle;
@@ -26,7 +26,7 @@ use std::time::Instant;
 use mancala_core::LevelIndex;
 use mancala_format::filled_on_huge_pages;
 
-use super::lists::{io, List, ListWriter, Sealed};
+use super::lists::{cut_back, io, List, ListWriter, Sealed};
 use super::state::{LeanState, Start};
 use super::{checkpoint, exit_path, recreate, LeanKind};
 use crate::error::BuildError;
@@ -149,9 +149,15 @@ impl<K: LeanKind> Listing<'_, '_, K> {
         let sent = self.work.as_ref().map(|w| w.send(work).is_ok());
         match sent {
             Some(true) => Ok(()),
-            _ => self
-                .writer_result()
-                .map(|_| unreachable!("the writer stops on errors only")),
+            _ => Err(self.writer_error()),
+        }
+    }
+
+    /// The error the writer stopped at, once it has stopped early.
+    fn writer_error(&mut self) -> BuildError {
+        match self.writer_result() {
+            Err(e) => e,
+            Ok(_) => unreachable!("the writer stops on errors only"),
         }
     }
 
@@ -182,9 +188,7 @@ impl<K: LeanKind> Record<K> for Listing<'_, '_, K> {
         self.send(Work::Save(next, told))?;
         match done.recv() {
             Ok(saved) => saved,
-            Err(_) => self
-                .writer_result()
-                .map(|_| unreachable!("the writer stops on errors only")),
+            Err(_) => Err(self.writer_error()),
         }
     }
 }
@@ -292,13 +296,7 @@ impl StateFile {
         if !std::fs::metadata(&path).is_ok_and(|m| m.len() >= bytes) {
             return Ok(None);
         }
-        let mut file = OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .map_err(|e| io(&path, e))?;
-        file.set_len(bytes)
-            .and_then(|()| file.seek(SeekFrom::End(0)))
-            .map_err(|e| io(&path, e))?;
+        let file = cut_back(&path, bytes)?;
         Ok(Some(StateFile::writing_to(path, file)))
     }
 

@@ -65,13 +65,7 @@ impl ListWriter {
     /// on: anything a killed run wrote after the seal is cut off. The file
     /// must hold the seal's bytes ([`ListWriter::can_reopen`]).
     pub(crate) fn reopen(path: PathBuf, sealed: Sealed) -> Result<ListWriter, BuildError> {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .map_err(|e| io(&path, e))?;
-        file.set_len(sealed.bytes)
-            .and_then(|()| file.seek(SeekFrom::End(0)))
-            .map_err(|e| io(&path, e))?;
+        let file = cut_back(&path, sealed.bytes)?;
         let last = (sealed.len > 0).then_some(sealed.last);
         ListWriter::writing_to(path, file, last, sealed.len)
     }
@@ -301,6 +295,19 @@ fn put_varint(out: &mut Vec<u8>, mut value: u64) {
         value >>= 7;
     }
     out.push(value as u8);
+}
+
+/// The file at `path` cut back to its first `bytes` (whatever a killed run
+/// wrote after them dropped), open to be written on at its end.
+pub(super) fn cut_back(path: &Path, bytes: u64) -> Result<File, BuildError> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| io(path, e))?;
+    file.set_len(bytes)
+        .and_then(|()| file.seek(SeekFrom::End(0)))
+        .map_err(|e| io(path, e))?;
+    Ok(file)
 }
 
 pub(super) fn io(path: &Path, source: std::io::Error) -> BuildError {

@@ -123,10 +123,7 @@ impl Lean {
                 decisions: Vec::new(),
             }
             .list_lengths();
-            let mut state = File::open(&passed.state).map_err(|source| BuildError::Io {
-                path: passed.state.clone(),
-                source,
-            })?;
+            let mut state = File::open(&passed.state).map_err(|e| lists::io(&passed.state, e))?;
             checkpoint::save(
                 &checkpoints.path(n),
                 n,
@@ -171,8 +168,8 @@ impl Lean {
 
     /// `job`'s level ready for its thresholds: from the `saved` state and
     /// progress of a checkpoint, or else after a forward pass (resumed
-    /// from its own checkpoint if it has one). Returns when the level's work was
-    /// last saved, or else began.
+    /// from its own checkpoint if it has one). Returns when the level's
+    /// work was last saved, or else began.
     fn start<'a, K: LeanKind>(
         &'a self,
         job: &'a LevelJob<K>,
@@ -424,13 +421,7 @@ impl<K: LeanKind> Level<'_, K> {
     /// The positions of `list` (for even values, those whose best exit is
     /// worth `s`) join the first set if they are not in it.
     fn seed_first(&self, list: &List, read: &dyn Fn(u64)) -> Result<Frontier, BuildError> {
-        self.joined_from(list, read, |piece| {
-            piece
-                .par_iter()
-                .copied()
-                .filter(|&at| self.state.join_first(at as usize))
-                .collect()
-        })
+        self.joined_from(list, read, |at| self.state.join_first(at))
     }
 
     /// A new, empty frontier, with a file of its own to spill to.
@@ -443,26 +434,27 @@ impl<K: LeanKind> Level<'_, K> {
     /// exit is worth `−s`) become eligible for the second set; those with
     /// no move pending join it.
     fn seed_second(&self, list: &List, read: &dyn Fn(u64)) -> Result<Frontier, BuildError> {
-        self.joined_from(list, read, |piece| {
-            piece
-                .par_iter()
-                .copied()
-                .filter(|&at| self.state.make_eligible(at as usize))
-                .collect()
-        })
+        self.joined_from(list, read, |at| self.state.make_eligible(at))
     }
 
-    /// The positions `join` returns for the pieces of `list`, which is
-    /// read a piece at a time, in a frontier; `read` is told how many
-    /// entries each piece had. The next piece is read while `join` works
-    /// on one, so that decoding the list does not leave the other threads
-    /// idle.
+    /// The positions of `list` for which `join` says they joined a set, in
+    /// a frontier; the list is read a piece at a time, and `read` is told
+    /// how many entries each piece had. The next piece is read while the
+    /// last is joined, so that decoding the list does not leave the other
+    /// threads idle.
     fn joined_from(
         &self,
         list: &List,
         read: &dyn Fn(u64),
-        join: impl Fn(&[u64]) -> Vec<u64> + Sync,
+        join: impl Fn(usize) -> bool + Sync,
     ) -> Result<Frontier, BuildError> {
+        let join = |piece: &[u64]| -> Vec<u64> {
+            piece
+                .par_iter()
+                .copied()
+                .filter(|&at| join(at as usize))
+                .collect()
+        };
         let mut joined = self.frontier();
         let mut reader = list.read()?;
         let mut piece = reader.next_indices(PIECE)?;

@@ -32,8 +32,8 @@ pub(crate) use even::EvenState;
 pub(crate) use forced::ForcedState;
 
 /// Positions per dirty flag: a multiple of two (whole bytes of
-/// [`EvenState`]'s nibbles). Small in debug builds, as [`GROUP_BLOCKS`] is, so the
-/// tests take a level's decisions in many blocks and groups.
+/// [`EvenState`]'s nibbles). Small in debug builds, as [`GROUP_BLOCKS`]
+/// is, so the tests take a level's decisions in many blocks and groups.
 const DIRTY_BLOCK: usize = if cfg!(debug_assertions) {
     1 << 6
 } else {
