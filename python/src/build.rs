@@ -218,7 +218,7 @@ fn write_stderr(py: Python<'_>, text: &str) -> PyResult<()> {
 fn build_error(error: BuildError) -> PyErr {
     let message = error.to_string();
     match error {
-        BuildError::Io { .. } => PyOSError::new_err(message),
+        BuildError::Io { .. } | BuildError::ScratchDamaged { .. } => PyOSError::new_err(message),
         BuildError::Format(_) => CorruptedTableError::new_err(message),
         BuildError::TooManyStones { .. }
         | BuildError::BlockSize { .. }

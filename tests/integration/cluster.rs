@@ -1,14 +1,16 @@
 //! `mpirun -np 3 mancala-tb build …` against one process: the same files,
 //! byte for byte; a rank killed mid-level stops the job with an error, and
-//! the same command run again completes it. Needs the binary built with
+//! the same command run again completes it (a group of the
+//! fault-injection suite, `faults_rank_killed`). Needs the binary built with
 //! `--features mpi` and Open MPI's `mpirun`; skipped, saying so, otherwise.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
-use mancala_format::level_file_name;
-
+use super::faults::{
+    copy_levels, ensure, levels_are_the_references, same_tables, stopped_in, verified, Cases,
+    Outcome, StopPoint, Target,
+};
 use super::mancala_tb;
 
 /// Ranks of the jobs; more than this machine's cores, oversubscribed.
@@ -119,67 +121,108 @@ fn ranks_write_the_files_one_process_writes() {
     }
 }
 
-#[test]
-fn a_killed_rank_stops_the_job_and_a_rerun_completes_it() {
-    let mut job = mpirun_or_skip!();
-    let dir = tempfile::tempdir().unwrap();
-    const TOP: u32 = 14;
-    let top = TOP.to_string();
-    let args = build_args(&["--rules", "oware"], &top, dir.path());
-    let mut running = job
-        .args(&args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Mid-build: once level TOP - 2 is written, kill rank 1 (the ranks
-    // are mpirun's children, in rank order).
-    let tables = dir.path().join("oware-6");
-    let started = Instant::now();
-    while !tables.join(level_file_name(TOP - 2)).exists() {
-        assert!(
-            started.elapsed() < Duration::from_secs(300),
-            "level {} never came",
-            TOP - 2
-        );
-        assert!(running.try_wait().unwrap().is_none(), "the job ended early");
-        std::thread::sleep(Duration::from_millis(20));
+/// The level the rank-fault cases hurt a job in; the levels below it
+/// come from one process's clean build (each case costs one level).
+const HURT_LEVEL: u32 = 15;
+
+/// One fault of a job of three ranks, on a copy of `reference`'s levels
+/// below `from`: `signal` sent to `target` (a rank, or `mpirun`) at
+/// `point`. The job must end, non-zero, within 10 s (saying which rank
+/// died, when one was killed), leaving no level file but the clean
+/// build's and no temporary file; the same command run again must finish
+/// with exactly the clean build's files, which `verify` passes.
+fn rank_fault_case(
+    reference: &Path,
+    from: u32,
+    target: Target,
+    signal: &str,
+    point: StopPoint,
+) -> Outcome {
+    let root = tempfile::tempdir().unwrap();
+    let tables = root.path().join("oware-6");
+    copy_levels(reference, &tables, from);
+    let top = HURT_LEVEL.to_string();
+    let args = build_args(&["--rules", "oware"], &top, root.path());
+    let mut job = mpirun()?;
+    job.args(&args);
+    let stopped = stopped_in(job, target, point, &[signal])?;
+    ensure(!stopped.status.success(), || {
+        format!("the job ended well after the fault: {:.500}", stopped.said)
+    })?;
+    if let Target::Child(rank) = target {
+        let named = format!("rank {rank} with PID");
+        ensure(
+            stopped.said.contains(&named) && stopped.said.contains("signal 9"),
+            || {
+                format!(
+                    "not told that rank {rank} was killed: {:.800}",
+                    stopped.said
+                )
+            },
+        )?;
     }
-    let ranks = Command::new("pgrep")
-        .args(["-P", &running.id().to_string()])
-        .output()
-        .unwrap();
-    let ranks = String::from_utf8_lossy(&ranks.stdout).into_owned();
-    let rank1 = ranks.lines().nth(1).expect("three ranks under mpirun");
-    Command::new("kill").args(["-9", rank1]).status().unwrap();
-    let killed = Instant::now();
-    let status = loop {
-        if let Some(status) = running.try_wait().unwrap() {
-            break status;
-        }
-        assert!(killed.elapsed() < Duration::from_secs(60), "the job hangs");
-        std::thread::sleep(Duration::from_millis(20));
+    levels_are_the_references(&tables, reference)?;
+    let rerun = mpirun()?.args(&args).output().map_err(|e| e.to_string())?;
+    ensure(rerun.status.success(), || {
+        format!(
+            "the rerun failed: {:.500}",
+            String::from_utf8_lossy(&rerun.stderr)
+        )
+    })?;
+    same_tables(&tables, reference)?;
+    verified(root.path(), from)
+}
+
+/// Jobs whose ranks are killed (SIGKILL) inside a level, at its start,
+/// middle and end, the rank that writes the files among them; as a level
+/// is written; and `mpirun` itself stopped (SIGTERM). A group of the
+/// fault-injection suite (`scripts/faults` counts it where MPI is
+/// installed).
+#[test]
+fn faults_rank_killed() {
+    let _ = mpirun_or_skip!();
+    let reference = tempfile::tempdir().unwrap();
+    let top = HURT_LEVEL.to_string();
+    let clean = mancala_tb(&build_args(&["--rules", "oware"], &top, reference.path()));
+    assert!(clean.status.success(), "{clean:?}");
+    let reference = reference.path().join("oware-6");
+    let mut cases = Cases::new("mpi rank killed");
+    let within = |percent| StopPoint {
+        level: HURT_LEVEL,
+        percent,
     };
-    assert!(!status.success());
-    assert!(
-        !tables.join(level_file_name(TOP)).exists(),
-        "killed before the end"
+    for (rank, percent) in [(1, 0.0), (2, 30.0), (0, 60.0), (1, 95.0)] {
+        cases.run(
+            format!("rank {rank}: SIGKILL at level {HURT_LEVEL} {percent}%"),
+            || {
+                rank_fault_case(
+                    &reference,
+                    HURT_LEVEL,
+                    Target::Child(rank),
+                    "KILL",
+                    within(percent),
+                )
+            },
+        );
+    }
+    let below = StopPoint {
+        level: HURT_LEVEL - 1,
+        percent: 100.0,
+    };
+    cases.run(
+        format!("rank 0: SIGKILL as level {} is written", HURT_LEVEL - 1),
+        || rank_fault_case(&reference, HURT_LEVEL - 1, Target::Child(0), "KILL", below),
     );
-    // The same command again resumes and completes: the files of one
-    // process.
-    let rerun = mpirun_or_skip!().args(&args).output().unwrap();
-    assert!(
-        rerun.status.success(),
-        "{}",
-        String::from_utf8_lossy(&rerun.stderr)
-    );
-    let one = tempfile::tempdir().unwrap();
-    assert!(
-        mancala_tb(&build_args(&["--rules", "oware"], &top, one.path()))
-            .status
-            .success()
-    );
-    assert_eq!(checksums(&tables), checksums(&one.path().join("oware-6")));
+    cases.run(format!("mpirun: SIGTERM at level {HURT_LEVEL} 40%"), || {
+        rank_fault_case(
+            &reference,
+            HURT_LEVEL,
+            Target::Started,
+            "TERM",
+            within(40.0),
+        )
+    });
+    cases.finish();
 }
 
 /// Without MPI in the binary, `mpirun` gets one clear line, not a build per

@@ -74,6 +74,18 @@ pub enum BuildError {
         /// The level.
         level: u32,
     },
+    /// A scratch file of the lean mode (a list, a spilled frontier, a
+    /// level's state file) does not hold what was written to it: a disk
+    /// fault, or another process. The level's checkpoint and scratch
+    /// files are removed with it, so that running the build again solves
+    /// the level from its start instead of reading them again.
+    #[error("scratch file {} is damaged ({why}); the level's checkpoint and scratch files were removed, and running the build again solves the level from its start", path.display())]
+    ScratchDamaged {
+        /// The damaged file.
+        path: PathBuf,
+        /// What was found wrong with it.
+        why: String,
+    },
     /// A rank of a build across a cluster failed; every rank reports it.
     #[error("rank {rank}: {message}")]
     Rank {

@@ -81,7 +81,9 @@ impl Frontier {
         let io = |source| io(&path, source);
         if self.spill.is_none() {
             let file = File::create(&path).map_err(io)?;
-            self.spill = Some(zstd::Encoder::new(BufWriter::new(file), LEVEL).map_err(io)?);
+            let mut spill = zstd::Encoder::new(BufWriter::new(file), LEVEL).map_err(io)?;
+            spill.include_checksum(true).map_err(io)?;
+            self.spill = Some(spill);
         }
         let out = self.spill.as_mut().expect("opened above");
         out.write_all(bytemuck::cast_slice(&self.held))
@@ -92,7 +94,9 @@ impl Frontier {
     }
 
     /// Hands every member to `visit`, in the order they were added, in
-    /// pieces of at most `piece`, and removes the file it spilled to.
+    /// pieces of at most `piece`, and removes the file it spilled to. The
+    /// file is read to its end, its zstd checksum checked: a damaged one
+    /// is [`BuildError::ScratchDamaged`].
     pub(crate) fn drain(
         self,
         piece: usize,
@@ -106,16 +110,24 @@ impl Frontier {
         let mut input = zstd::Decoder::new(File::open(&path).map_err(io)?).map_err(io)?;
         let mut buf = vec![0u64; piece.min(self.len as usize)];
         let mut left = self.len;
+        let damaged = |why: String| BuildError::ScratchDamaged {
+            path: path.clone(),
+            why,
+        };
         let mut drained = || {
             while left > 0 {
                 let len = piece.min(left as usize);
                 input
                     .read_exact(bytemuck::cast_slice_mut(&mut buf[..len]))
-                    .map_err(io)?;
+                    .map_err(|e| damaged(e.to_string()))?;
                 visit(&buf[..len])?;
                 left -= len as u64;
             }
-            Ok(())
+            match input.read(&mut [0u8; 8]) {
+                Ok(0) => Ok(()),
+                Ok(_) => Err(damaged("more than the frontier's members".into())),
+                Err(e) => Err(damaged(e.to_string())),
+            }
         };
         let drained = drained();
         let _ = std::fs::remove_file(&path);

@@ -19,12 +19,13 @@
 //!
 //! Inside the forward pass, the state is not in memory yet: a checkpoint
 //! is the positions listed so far, the length of the state file then
-//! (their first states), and where each exit list stood, sealed, when they
-//! were ([`Sealed`]):
+//! (their first states) and the CRC-32 of those bytes, which the state
+//! file is checked against when it is read, and where each exit list
+//! stood, sealed, when they were ([`Sealed`]):
 //!
 //! ```text
-//! magic "MTBLFWD2" | level u32 | positions u64 | listed u64 |
-//! state file bytes u64 | lists u32 |
+//! magic "MTBLFWD3" | level u32 | positions u64 | listed u64 |
+//! state file bytes u64 | state file CRC-32 u32 | lists u32 |
 //! lists × (bytes u64, indices u64, last index u64) | CRC-32
 //! ```
 //!
@@ -41,8 +42,8 @@ use crate::error::BuildError;
 
 const MAGIC: &[u8; 8] = b"MTBLEAN2";
 const HEADER: usize = 8 + 4 + 4 + 8 + 4;
-const FORWARD_MAGIC: &[u8; 8] = b"MTBLFWD2";
-const FORWARD_HEADER: usize = 8 + 4 + 8 + 8 + 8 + 4;
+const FORWARD_MAGIC: &[u8; 8] = b"MTBLFWD3";
+const FORWARD_HEADER: usize = 8 + 4 + 8 + 8 + 8 + 4 + 4;
 
 /// What a checkpoint holds.
 pub(super) struct Saved {
@@ -121,19 +122,21 @@ pub(super) struct ForwardSaved {
     pub(super) listed: u64,
     /// The state file's length.
     pub(super) state_bytes: u64,
+    /// The CRC-32 of the state file's bytes.
+    pub(super) state_crc: u32,
     /// Where each exit list stood.
     pub(super) lists: Vec<Sealed>,
 }
 
 /// Saves level `level` (of `positions` positions) inside its forward pass,
 /// its first `listed` positions in exit lists that were `sealed` so and in
-/// the first `state_bytes` of the state file.
+/// the state file's first bytes (`state`: their length and CRC-32).
 pub(super) fn save_forward(
     path: &Path,
     level: u32,
     positions: u64,
     listed: u64,
-    state_bytes: u64,
+    (state_bytes, state_crc): (u64, u32),
     sealed: &[Sealed],
 ) -> Result<(), BuildError> {
     let mut bytes = Vec::with_capacity(FORWARD_HEADER + 24 * sealed.len());
@@ -142,6 +145,7 @@ pub(super) fn save_forward(
     bytes.extend_from_slice(&positions.to_le_bytes());
     bytes.extend_from_slice(&listed.to_le_bytes());
     bytes.extend_from_slice(&state_bytes.to_le_bytes());
+    bytes.extend_from_slice(&state_crc.to_le_bytes());
     bytes.extend_from_slice(&(sealed.len() as u32).to_le_bytes());
     for list in sealed {
         for word in [list.bytes, list.len, list.last] {
@@ -163,8 +167,9 @@ pub(super) fn load_forward(path: &Path, level: u32, positions: u64) -> Option<Fo
         return None;
     }
     let word = |at: usize| u64::from_le_bytes(body[at..at + 8].try_into().expect("8 bytes"));
-    let lists = u32::from_le_bytes(body[36..40].try_into().expect("4 bytes")) as usize;
-    let level_ok = u32::from_le_bytes(body[8..12].try_into().expect("4 bytes")) == level;
+    let half = |at: usize| u32::from_le_bytes(body[at..at + 4].try_into().expect("4 bytes"));
+    let lists = half(40) as usize;
+    let level_ok = half(8) == level;
     let listed = word(20);
     if !level_ok
         || word(12) != positions
@@ -186,6 +191,7 @@ pub(super) fn load_forward(path: &Path, level: u32, positions: u64) -> Option<Fo
     Some(ForwardSaved {
         listed,
         state_bytes: word(28),
+        state_crc: half(36),
         lists: sealed,
     })
 }

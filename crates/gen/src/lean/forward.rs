@@ -37,6 +37,8 @@ use crate::strategy::LevelJob;
 /// state, and the exit lists.
 pub(super) struct Passed {
     pub(super) state: PathBuf,
+    /// The CRC-32 of what was written to the state file.
+    pub(super) state_crc: u32,
     pub(super) exits: Vec<List>,
     /// When the level's work was last saved (or the pass began).
     pub(super) last_saved: Instant,
@@ -92,8 +94,10 @@ pub(super) fn pass<K: LeanKind>(
         .into_iter()
         .map(ListWriter::finish)
         .collect::<Result<Vec<_>, _>>()?;
+    let (state, state_crc) = files.state.finish()?;
     Ok(Passed {
-        state: files.state.finish()?,
+        state,
+        state_crc,
         exits: lists,
         last_saved: pacing.last_saved(),
     })
@@ -109,17 +113,36 @@ pub(super) fn remove_state_file(dir: &Path) {
 
 /// The state of a level of `count` positions with `pits` pits a side, read
 /// from the state file its forward pass wrote (which stays: a pass that
-/// was checkpointed at its end reads it again when it resumes).
+/// was checkpointed at its end reads it again when it resumes), checked
+/// against the CRC-32 of what was written to it.
 pub(super) fn read_state<K: LeanKind>(
-    path: &Path,
+    passed: &Passed,
     count: usize,
     pits: usize,
 ) -> Result<K::Lean, BuildError> {
+    let path = &passed.state;
     let mut bytes = filled_on_huge_pages(K::Lean::bytes_for(count, pits), 0);
-    File::open(path)
-        .and_then(|mut file| file.read_exact(&mut bytes))
-        .map_err(|e| io(path, e))?;
+    let mut file = File::open(path).map_err(|e| io(path, e))?;
+    let length = file.metadata().map_err(|e| io(path, e))?.len();
+    if length != bytes.len() as u64 {
+        return Err(state_damaged(
+            path,
+            format!("{length} bytes, not {}", bytes.len()),
+        ));
+    }
+    file.read_exact(&mut bytes).map_err(|e| io(path, e))?;
+    if crc32fast::hash(&bytes) != passed.state_crc {
+        return Err(state_damaged(path, "its checksum fails".into()));
+    }
     Ok(K::Lean::from_bytes(bytes, count, pits))
+}
+
+/// The state file at `path` found damaged: `why`.
+pub(super) fn state_damaged(path: &Path, why: String) -> BuildError {
+    BuildError::ScratchDamaged {
+        path: path.to_path_buf(),
+        why,
+    }
 }
 
 /// What the pass asks of the thread that writes its files.
@@ -259,23 +282,18 @@ impl Files {
             .into_iter()
             .unzip();
         self.lists = lists;
-        let state_bytes = self.state.sync()?;
+        let state = self.state.sync()?;
         let n = job.level;
-        checkpoint::save_forward(
-            &checkpoints.path(n),
-            n,
-            index.count(),
-            next,
-            state_bytes,
-            &sealed,
-        )
+        checkpoint::save_forward(&checkpoints.path(n), n, index.count(), next, state, &sealed)
     }
 }
 
-/// The level's state file, written as the pass goes.
+/// The level's state file, written as the pass goes, with the CRC-32 of
+/// what was written to it.
 struct StateFile {
     path: PathBuf,
     out: BufWriter<File>,
+    crc: crc32fast::Hasher,
 }
 
 impl StateFile {
@@ -286,47 +304,53 @@ impl StateFile {
     fn create(dir: &Path) -> Result<StateFile, BuildError> {
         let path = StateFile::path(dir);
         let file = File::create(&path).map_err(|e| io(&path, e))?;
-        Ok(StateFile::writing_to(path, file))
+        Ok(StateFile::writing_to(path, file, crc32fast::Hasher::new()))
     }
 
-    /// The state file in `dir` cut back to its first `bytes`, to be
-    /// written on; `None` if it is shorter.
-    fn reopen(dir: &Path, bytes: u64) -> Result<Option<StateFile>, BuildError> {
+    /// The state file in `dir` cut back to its first `bytes` (whose
+    /// CRC-32 was `crc` when they were written), to be written on; `None`
+    /// if it is shorter.
+    fn reopen(dir: &Path, (bytes, crc): (u64, u32)) -> Result<Option<StateFile>, BuildError> {
         let path = StateFile::path(dir);
         if !std::fs::metadata(&path).is_ok_and(|m| m.len() >= bytes) {
             return Ok(None);
         }
         let file = cut_back(&path, bytes)?;
-        Ok(Some(StateFile::writing_to(path, file)))
+        let crc = crc32fast::Hasher::new_with_initial_len(crc, bytes);
+        Ok(Some(StateFile::writing_to(path, file, crc)))
     }
 
-    fn writing_to(path: PathBuf, file: File) -> StateFile {
+    fn writing_to(path: PathBuf, file: File, crc: crc32fast::Hasher) -> StateFile {
         StateFile {
             path,
             out: BufWriter::with_capacity(1 << 20, file),
+            crc,
         }
     }
 
     fn write(&mut self, bytes: &[u8]) -> Result<(), BuildError> {
+        self.crc.update(bytes);
         self.out.write_all(bytes).map_err(|e| io(&self.path, e))
     }
 
-    /// Everything written so far on disk; returns its length.
-    fn sync(&mut self) -> Result<u64, BuildError> {
+    /// Everything written so far on disk; returns its length and CRC-32.
+    fn sync(&mut self) -> Result<(u64, u32), BuildError> {
         let path = &self.path;
         self.out.flush().map_err(|e| io(path, e))?;
         let file = self.out.get_ref();
         file.sync_data().map_err(|e| io(path, e))?;
-        Ok(file.metadata().map_err(|e| io(path, e))?.len())
+        let length = file.metadata().map_err(|e| io(path, e))?.len();
+        Ok((length, self.crc.clone().finalize()))
     }
 
-    /// Ends the writing; returns where the file is.
-    fn finish(self) -> Result<PathBuf, BuildError> {
+    /// Ends the writing; returns where the file is and the CRC-32 of what
+    /// was written to it.
+    fn finish(self) -> Result<(PathBuf, u32), BuildError> {
         let path = self.path;
         self.out
             .into_inner()
             .map_err(|e| io(&path, e.into_error()))?;
-        Ok(path)
+        Ok((path, self.crc.finalize()))
     }
 }
 
@@ -370,7 +394,7 @@ fn resumed<K: LeanKind>(
     {
         return Ok(None);
     }
-    let Some(state) = StateFile::reopen(dir, state_bytes)? else {
+    let Some(state) = StateFile::reopen(dir, (state_bytes, saved.state_crc))? else {
         return Ok(None);
     };
     let lists = saved

@@ -84,8 +84,9 @@ impl LeanKind for Even {
 
     /// A position in neither set of any threshold is worth 0.
     fn assemble(_n: u32, values: &mut [i8], decisions: &[Decisions]) -> Result<(), BuildError> {
+        let below = values.len() as u64;
         let values = as_atomic(values);
-        visit_by_windows(&both_sets(decisions), |k, at| {
+        visit_by_windows(&both_sets(decisions), below, |k, at| {
             let s = (k / 2 + 1) as i8;
             values[at as usize].store(if k % 2 == 0 { s } else { -s }, Relaxed);
         })
@@ -113,7 +114,7 @@ impl LeanKind for Even {
         let lists: Vec<_> = (-(n as i32)..=n as i32)
             .map(|value| &exits[value_list(n, value)])
             .collect();
-        visit_by_windows(&lists, |k, at| {
+        visit_by_windows(&lists, values.len() as u64, |k, at| {
             let best = values[at as usize] as i32 == k as i32 - n as i32;
             marks[at as usize].store(best, Relaxed);
         })?;
@@ -161,8 +162,9 @@ impl LeanKind for Forced {
     /// never did; written as the pair [`Forced::encode`] stores.
     fn assemble(n: u32, symbols: &mut [i8], decisions: &[Decisions]) -> Result<(), BuildError> {
         let width = Forced::WIDTH;
+        let below = (symbols.len() / width) as u64;
         let pairs = as_atomic(symbols);
-        visit_by_windows(&both_sets(decisions), |k, at| {
+        visit_by_windows(&both_sets(decisions), below, |k, at| {
             pairs[width * at as usize + k % 2].store((k / 2 + 1) as i8, Relaxed);
         })?;
         symbols.par_chunks_mut(width).for_each(|pair| {

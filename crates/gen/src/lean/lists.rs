@@ -5,6 +5,13 @@
 //! zstd compress well; a list is written once, in order, and read back
 //! once, in order.
 //!
+//! Every frame carries zstd's checksum of its content, and a list is read
+//! to its very end, so that a damaged list (a disk fault, a file changed
+//! under the build) is an error, [`BuildError::ScratchDamaged`], and never
+//! a table built from wrong lists: the indices read before the damage
+//! shows have changed nothing but the level's state in memory, which the
+//! error throws away.
+//!
 //! A list being written can be *sealed*: its zstd frame ended and the file
 //! synced, so that a checkpoint can record where it stands ([`Sealed`]).
 //! Writing goes on in a new frame; a list reopened at a seal drops
@@ -76,7 +83,8 @@ impl ListWriter {
         last: Option<u64>,
         len: u64,
     ) -> Result<ListWriter, BuildError> {
-        let out = zstd::Encoder::new(BufWriter::new(file), LEVEL).map_err(|e| io(&path, e))?;
+        let mut out = zstd::Encoder::new(BufWriter::new(file), LEVEL).map_err(|e| io(&path, e))?;
+        out.include_checksum(true).map_err(|e| io(&path, e))?;
         Ok(ListWriter {
             path,
             out,
@@ -157,17 +165,20 @@ impl ListWriter {
 }
 
 impl List {
-    /// The list's indices, in order.
-    pub(crate) fn read(&self) -> Result<ListReader, BuildError> {
+    /// The list's indices, in order; each must be below `below` (the
+    /// level's positions), or the list is damaged.
+    pub(crate) fn read(&self, below: u64) -> Result<ListReader, BuildError> {
         let file = File::open(&self.path).map_err(|e| io(&self.path, e))?;
         let input = zstd::Decoder::new(file).map_err(|e| io(&self.path, e))?;
         Ok(ListReader {
             path: self.path.clone(),
             input,
             left: self.len,
+            below,
             last: None,
             buf: Vec::new(),
             at: 0,
+            ended: false,
         })
     }
 }
@@ -180,7 +191,8 @@ const WINDOW: u64 = if cfg!(debug_assertions) {
     1 << 24
 };
 
-/// Every index of every list of `lists`, `visit(k, at)` called with list
+/// Every index of every list of `lists` (each below `below`), `visit(k,
+/// at)` called with list
 /// `k`'s index `at`, all lists read together a window of indices at a
 /// time, the lists of a window in parallel. A pass that writes what the
 /// lists say into a level's symbols then writes each page of them while it
@@ -189,11 +201,12 @@ const WINDOW: u64 = if cfg!(debug_assertions) {
 /// list.
 pub(crate) fn visit_by_windows(
     lists: &[&List],
+    below: u64,
     visit: impl Fn(usize, u64) + Sync,
 ) -> Result<(), BuildError> {
     let mut readers = lists
         .iter()
-        .map(|list| Ok((list.read()?, None)))
+        .map(|list| Ok((list.read(below)?, None)))
         .collect::<Result<Vec<(ListReader, Option<u64>)>, BuildError>>()?;
     for (reader, next) in &mut readers {
         *next = reader.next_index()?;
@@ -221,17 +234,25 @@ pub(crate) struct ListReader {
     input: zstd::Decoder<'static, std::io::BufReader<File>>,
     /// Indices still to read.
     left: u64,
+    /// Every index is below this.
+    below: u64,
     last: Option<u64>,
     /// Decompressed gaps, read from `at` on.
     buf: Vec<u8>,
     at: usize,
+    /// Whether the file was read to its end, every frame's checksum
+    /// checked.
+    ended: bool,
 }
 
 impl ListReader {
-    /// The next index, or `None` at the end of the list. A list that ends
-    /// early or holds a broken varint is an error, not a shorter list.
+    /// The next index, or `None` at the end of the list (once the file
+    /// has been read to its end). A list that ends early, holds more than
+    /// its length, a broken varint, an index out of range or a frame whose
+    /// checksum fails is damaged: an error, not a shorter list.
     pub(crate) fn next_index(&mut self) -> Result<Option<u64>, BuildError> {
         if self.left == 0 {
+            self.read_to_end()?;
             return Ok(None);
         }
         let mut gap = 0u64;
@@ -240,15 +261,38 @@ impl ListReader {
             gap |= u64::from(byte & 0x7f) << shift;
             if byte & 0x80 == 0 {
                 let at = match self.last {
-                    None => gap,
-                    Some(last) => last + gap + 1,
+                    None => Some(gap),
+                    Some(last) => last.checked_add(gap).and_then(|at| at.checked_add(1)),
+                };
+                let Some(at) = at.filter(|&at| at < self.below) else {
+                    return Err(self.broken("an index past the level's end".into()));
                 };
                 self.last = Some(at);
                 self.left -= 1;
                 return Ok(Some(at));
             }
         }
-        Err(self.broken("a gap longer than 64 bits"))
+        Err(self.broken("a gap longer than 64 bits".into()))
+    }
+
+    /// Reads what follows the last index: nothing, but the ends of the
+    /// frames, whose checksums zstd checks as it reads them.
+    fn read_to_end(&mut self) -> Result<(), BuildError> {
+        if self.ended {
+            return Ok(());
+        }
+        let mut rest = [0u8; 64];
+        let more = self.at < self.buf.len()
+            || self
+                .input
+                .read(&mut rest)
+                .map_err(|e| self.broken(e.to_string()))?
+                > 0;
+        if more {
+            return Err(self.broken("more than the list's length".into()));
+        }
+        self.ended = true;
+        Ok(())
     }
 
     /// The next `most` indices, fewer at the end of the list.
@@ -266,12 +310,10 @@ impl ListReader {
     fn next_byte(&mut self) -> Result<u8, BuildError> {
         if self.at == self.buf.len() {
             self.buf.resize(READ_AHEAD, 0);
-            let read = self
-                .input
-                .read(&mut self.buf)
-                .map_err(|e| io(&self.path, e))?;
+            let read = self.input.read(&mut self.buf);
+            let read = read.map_err(|e| self.broken(e.to_string()))?;
             if read == 0 {
-                return Err(self.broken("the list ends early"));
+                return Err(self.broken("the list ends early".into()));
             }
             self.buf.truncate(read);
             self.at = 0;
@@ -280,11 +322,11 @@ impl ListReader {
         Ok(self.buf[self.at - 1])
     }
 
-    fn broken(&self, what: &str) -> BuildError {
-        io(
-            &self.path,
-            std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string()),
-        )
+    fn broken(&self, why: String) -> BuildError {
+        BuildError::ScratchDamaged {
+            path: self.path.clone(),
+            why,
+        }
     }
 }
 
@@ -323,7 +365,7 @@ mod tests {
 
     /// Every index of `list`, read back.
     fn read_all(list: &List) -> Vec<u64> {
-        let mut reader = list.read().unwrap();
+        let mut reader = list.read(u64::MAX).unwrap();
         std::iter::from_fn(|| reader.next_index().unwrap()).collect()
     }
 
@@ -376,5 +418,40 @@ mod tests {
         let mut writer = ListWriter::reopen(path, sealed).unwrap();
         writer.extend(&[0, 5]).unwrap();
         assert_eq!(read_all(&writer.finish().unwrap()), [0, 5]);
+    }
+
+    /// Every damage to a list's file is an error on reading it, never a
+    /// different list: a byte changed anywhere, the file cut anywhere, an
+    /// index past the bound.
+    #[test]
+    fn a_damaged_list_is_an_error_not_another_list() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let path = dir.path().join("list");
+        let indices: Vec<u64> = (0..20_000).map(|i| 3 * i + i % 2).collect();
+        let mut writer = ListWriter::create(path.clone()).unwrap();
+        writer.extend(&indices).unwrap();
+        let list = writer.finish().unwrap();
+        let intact = std::fs::read(&path).unwrap();
+        let read_all = |below: u64| -> Result<Vec<u64>, BuildError> {
+            let mut reader = list.read(below)?;
+            let mut read = Vec::new();
+            while let Some(at) = reader.next_index()? {
+                read.push(at);
+            }
+            Ok(read)
+        };
+        assert!(read_all(u64::MAX).unwrap() == indices);
+        assert!(matches!(
+            read_all(*indices.last().unwrap()),
+            Err(BuildError::ScratchDamaged { .. })
+        ));
+        for at in (0..intact.len()).step_by(7) {
+            let mut changed = intact.clone();
+            changed[at] ^= 0x10;
+            std::fs::write(&path, &changed).unwrap();
+            assert!(read_all(u64::MAX).is_err(), "a byte changed at {at}");
+            std::fs::write(&path, &intact[..at]).unwrap();
+            assert!(read_all(u64::MAX).is_err(), "cut at {at}");
+        }
     }
 }

@@ -40,6 +40,7 @@ mod lists;
 mod state;
 
 use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
@@ -123,20 +124,25 @@ impl Lean {
                 decisions: Vec::new(),
             }
             .list_lengths();
-            let mut state = File::open(&passed.state).map_err(|e| lists::io(&passed.state, e))?;
-            checkpoint::save(
-                &checkpoints.path(n),
-                n,
-                index.count(),
-                n,
-                &lists,
-                &mut state,
-            )?;
+            let file = File::open(&passed.state).map_err(|e| lists::io(&passed.state, e))?;
+            let mut state = Crc32Reader {
+                input: file,
+                crc: crc32fast::Hasher::new(),
+            };
+            let path = checkpoints.path(n);
+            checkpoint::save(&path, n, index.count(), n, &lists, &mut state)?;
+            if state.crc.finalize() != passed.state_crc {
+                let _ = std::fs::remove_file(&path);
+                return Err(forward::state_damaged(
+                    &passed.state,
+                    "its checksum fails".into(),
+                ));
+            }
             forward::remove_state_file(&self.level_dir(n));
             Ok(())
         });
-        if saved.is_err() {
-            self.remove_lists_unless_checkpointed(job);
+        if let Err(e) = &saved {
+            self.remove_lists_unless_checkpointed(job, e);
         }
         saved
     }
@@ -149,18 +155,23 @@ impl Lean {
         work: impl FnOnce() -> Result<T, BuildError>,
     ) -> Result<T, BuildError> {
         let done = work();
-        match done {
+        match &done {
             Ok(_) => {
                 let _ = std::fs::remove_dir_all(self.level_dir(job.level));
             }
-            Err(_) => self.remove_lists_unless_checkpointed(job),
+            Err(e) => self.remove_lists_unless_checkpointed(job, e),
         }
         done
     }
 
-    /// Removes `job`'s level's lists unless a checkpoint relies on them.
-    fn remove_lists_unless_checkpointed(&self, job: &LevelJob<impl LeanKind>) {
+    /// Removes `job`'s level's lists, after `error`, unless a checkpoint
+    /// relies on them; a damaged scratch file takes the checkpoint with
+    /// it, which would have it read again.
+    fn remove_lists_unless_checkpointed(&self, job: &LevelJob<impl LeanKind>, error: &BuildError) {
         let n = job.level;
+        if let (BuildError::ScratchDamaged { .. }, Some(checkpoints)) = (error, job.checkpoints) {
+            checkpoints.remove(n);
+        }
         if !job.checkpoints.is_some_and(|c| c.path(n).exists()) {
             let _ = std::fs::remove_dir_all(self.level_dir(n));
         }
@@ -187,7 +198,7 @@ impl Lean {
             }
             None => {
                 let passed = forward::pass(job, &index, &dir)?;
-                let state = forward::read_state::<K>(&passed.state, count, job.rules.pits())?;
+                let state = forward::read_state::<K>(&passed, count, job.rules.pits())?;
                 let decisions = Vec::with_capacity(n as usize);
                 let progress = Progress {
                     exits: passed.exits,
@@ -456,7 +467,7 @@ impl<K: LeanKind> Level<'_, K> {
                 .collect()
         };
         let mut joined = self.frontier();
-        let mut reader = list.read()?;
+        let mut reader = list.read(self.index.count())?;
         let mut piece = reader.next_indices(PIECE)?;
         while !piece.is_empty() {
             let (next, found) = rayon::join(|| reader.next_indices(PIECE), || join(&piece));
@@ -696,6 +707,20 @@ pub(super) fn recreate(dir: &Path) -> Result<(), BuildError> {
         std::fs::remove_dir_all(dir).map_err(io)?;
     }
     std::fs::create_dir_all(dir).map_err(io)
+}
+
+/// A reader that keeps the CRC-32 of what it has read.
+struct Crc32Reader<R> {
+    input: R,
+    crc: crc32fast::Hasher,
+}
+
+impl<R: Read> Read for Crc32Reader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let read = self.input.read(buf)?;
+        self.crc.update(&buf[..read]);
+        Ok(read)
+    }
 }
 
 #[cfg(test)]
