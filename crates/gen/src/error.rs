@@ -86,6 +86,12 @@ pub enum BuildError {
         /// What was found wrong with it.
         why: String,
     },
+    /// A depth to conversion does not fit the depths' 16 bits.
+    #[error("a depth to conversion of {plies} plies, more than depths can hold")]
+    DepthTooLong {
+        /// The depth.
+        plies: u32,
+    },
     /// A rank of a build across a cluster failed; every rank reports it.
     #[error("rank {rank}: {message}")]
     Rank {

@@ -49,7 +49,7 @@ pub use error::BuildError;
 pub use even::EvenState;
 pub use forced::ForcedState;
 pub use import::{exit_best_marks, import, LevelSource};
-pub use kernel::{Exchange, LocalExchange};
+pub use kernel::{Depths, Exchange, LocalExchange, NO_DEPTH};
 pub use lean::Lean;
 pub use lock::LOCK_FILE;
 /// Progress as every long job tells it (the generator's, the verifier's,

@@ -91,6 +91,7 @@ impl<K: Solve, T: Transport> LevelAcross<'_, K, T> {
             seeds: Seeds::of(&state),
             level: n,
             checkpoint: None,
+            depths: None,
         };
         thresholds(&part, &exchange, &mut ledger, n, &mut pacing)?;
         Ok(state.into_solution(n).symbols)

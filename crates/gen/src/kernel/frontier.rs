@@ -93,6 +93,14 @@ impl Frontier {
         Ok(())
     }
 
+    /// Adds every member of `other`, in the order they were added there.
+    pub(crate) fn append(&mut self, other: Frontier) -> Result<(), BuildError> {
+        if other.spill.is_none() {
+            return self.extend(other.held);
+        }
+        other.drain(HELD, |members| self.extend(members.to_vec()))
+    }
+
     /// Hands every member to `visit`, in the order they were added, in
     /// pieces of at most `piece`, and removes the file it spilled to. The
     /// file is read to its end, its zstd checksum checked: a damaged one

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 use rayon::prelude::*;
 
 use super::forward::{Record, Summary};
-use super::{Frontier, Ledger};
+use super::{Depths, Frontier, Ledger};
 use crate::checkpoint;
 use crate::error::BuildError;
 use crate::solve::{threshold_bit, LevelState, Solve};
@@ -48,6 +48,8 @@ pub(crate) struct HeldThresholds<'a, K: Solve> {
     /// The level, and where its checkpoints go (`None`: never saved).
     pub level: u32,
     pub checkpoint: Option<PathBuf>,
+    /// Where the depths to conversion go, if they are asked for.
+    pub depths: Option<&'a Depths>,
 }
 
 impl<K: Solve> HeldThresholds<'_, K> {
@@ -88,6 +90,10 @@ impl<K: Solve> Ledger for HeldThresholds<'_, K> {
 
     fn parent_of_second(&self, t: u32, at: usize) -> bool {
         self.held.state.parent_of_second(t as u8, at)
+    }
+
+    fn depths(&self) -> Option<&Depths> {
+        self.depths
     }
 
     fn threshold_done(&mut self, t: u32) -> Result<(), BuildError> {

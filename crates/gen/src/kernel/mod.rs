@@ -6,7 +6,8 @@
 //!
 //! - `forward.rs`: every position's exits read from the lower levels and
 //!   its moves that keep the level counted;
-//! - `thresholds.rs`: the threshold propagation;
+//! - `thresholds.rs`: the threshold propagation, and `depths.rs`, the
+//!   depths to conversion it finds on the way;
 //! - `pacing.rs`: when the work stops for a checkpoint, or for good.
 //!
 //! Two seams make the ways of running it:
@@ -20,6 +21,7 @@
 //!   [`LocalExchange`] in one process). The cluster build implements both
 //!   across ranks (`cluster/exchange.rs`).
 
+mod depths;
 mod exchange;
 mod forward;
 mod frontier;
@@ -31,6 +33,7 @@ use std::ops::Range;
 
 use mancala_core::{LevelIndex, Rules};
 
+pub use depths::{Depths, NO_DEPTH};
 pub use exchange::{Exchange, LocalExchange};
 pub(crate) use forward::{forward_pass, Looked, LowerReads, Record, Summary};
 pub(crate) use frontier::Frontier;

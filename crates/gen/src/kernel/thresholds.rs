@@ -13,11 +13,17 @@
 //! bounded pieces, and the state may be checkpointed between thresholds:
 //! the result does not depend on the order of work, so a resumed level
 //! ends byte for byte as an uninterrupted one.
+//!
+//! The propagation goes in rounds, each the parents of the last round's
+//! new members: the rounds are the depths to conversion ([`Depths`]),
+//! which a ledger that asks for them is told. It then starts from the
+//! terminal seeds alone (round 0) and takes the other seeds, which convert
+//! at once, in with the first round's new members (round 1).
 
 use mancala_core::{LevelIndex, Rules};
 use rayon::prelude::*;
 
-use super::{piece_len, Exchange, Frontier, Pacing, Part};
+use super::{piece_len, Depths, Exchange, Frontier, Pacing, Part};
 use crate::error::BuildError;
 
 /// Where a level's threshold state lives, as the propagation sees it.
@@ -51,6 +57,11 @@ pub(crate) trait Ledger: Sync {
     /// `members` more frontier members were propagated from, for progress.
     fn drained(&self, _members: u64) {}
 
+    /// Where the depths to conversion go, if they are asked for.
+    fn depths(&self) -> Option<&Depths> {
+        None
+    }
+
     /// Threshold `t` is over: no set of it grows any more.
     fn threshold_done(&mut self, t: u32) -> Result<(), BuildError>;
 
@@ -69,50 +80,111 @@ pub(crate) fn thresholds(
 ) -> Result<(), BuildError> {
     for t in (1..=from).rev() {
         pacing.between_steps(|| ledger.save(t))?;
-        let (firsts, seconds) = ledger.seed(t)?;
-        propagate(part, exchange, &*ledger, t, (firsts, seconds))?;
+        let seeds = ledger.seed(t)?;
+        let seeds = match ledger.depths() {
+            Some(_) => by_round(part, ledger, seeds)?,
+            None => [seeds, (ledger.frontier(), ledger.frontier())],
+        };
+        propagate(part, exchange, &*ledger, t, seeds)?;
         ledger.threshold_done(t)?;
     }
     Ok(())
 }
 
-/// Grows both sets of threshold `t` from their new members until neither
-/// grows at any process.
+/// Both sets' seeds split by the round they join in: the terminal
+/// positions (round 0), and the others (round 1).
+fn by_round(
+    part: &Part,
+    ledger: &impl Ledger,
+    (firsts, seconds): (Frontier, Frontier),
+) -> Result<[(Frontier, Frontier); 2], BuildError> {
+    let mut rounds = [
+        (ledger.frontier(), ledger.frontier()),
+        (ledger.frontier(), ledger.frontier()),
+    ];
+    for (seeds, second) in [(firsts, false), (seconds, true)] {
+        let piece = piece_len(1 << 20, seeds.len(), 64) as usize;
+        seeds.drain(piece, |members| {
+            let terminal: Vec<bool> = members
+                .par_iter()
+                .map(|&at| {
+                    let pos = part.index.unrank(at);
+                    part.rules.for_each_move(&pos, |_| {}).is_some()
+                })
+                .collect();
+            for (round, frontiers) in rounds.iter_mut().enumerate() {
+                let joins = members
+                    .iter()
+                    .zip(&terminal)
+                    .filter(|&(_, &terminal)| terminal == (round == 0))
+                    .map(|(&at, _)| at)
+                    .collect();
+                let frontier = if second {
+                    &mut frontiers.1
+                } else {
+                    &mut frontiers.0
+                };
+                frontier.extend(joins)?;
+            }
+            Ok(())
+        })?;
+    }
+    Ok(rounds)
+}
+
+/// Grows both sets of threshold `t` until neither grows at any process,
+/// a round at a time: from `seeds[0]`, with `seeds[1]` taken in with the
+/// first round's new members.
 fn propagate(
     part: &Part,
     exchange: &impl Exchange,
     ledger: &impl Ledger,
     t: u32,
-    (mut firsts, mut seconds): (Frontier, Frontier),
+    [(mut firsts, mut seconds), later]: [(Frontier, Frontier); 2],
 ) -> Result<(), BuildError> {
-    while exchange.most(firsts.len() + seconds.len()) > 0 {
+    let mut later = Some(later);
+    let later_len =
+        |later: &Option<(Frontier, Frontier)>| later.as_ref().map_or(0, |(f, s)| f.len() + s.len());
+    let mut round = 0;
+    while exchange.most(firsts.len() + seconds.len() + later_len(&later)) > 0 {
         let mut new_seconds = ledger.frontier();
         visit_parents(
             part,
             exchange,
             ledger,
-            firsts,
+            (firsts, round),
             &mut new_seconds,
             |at, edges| ledger.parent_of_first(t, at, edges),
         )?;
         let mut new_firsts = ledger.frontier();
-        visit_parents(part, exchange, ledger, seconds, &mut new_firsts, |at, _| {
-            ledger.parent_of_second(t, at)
-        })?;
+        visit_parents(
+            part,
+            exchange,
+            ledger,
+            (seconds, round),
+            &mut new_firsts,
+            |at, _| ledger.parent_of_second(t, at),
+        )?;
+        if let Some((later_firsts, later_seconds)) = later.take() {
+            new_firsts.append(later_firsts)?;
+            new_seconds.append(later_seconds)?;
+        }
         (firsts, seconds) = (new_firsts, new_seconds);
+        round += 1;
     }
     Ok(())
 }
 
-/// Calls `visit(parent, edges)` for the same-level parents of `frontier`
-/// (wherever their state is held, [`Exchange::deliver`]), piece by piece so
-/// the parent buffer stays bounded; adds the parents for which `visit`
-/// returned true to `joined` (the next frontier).
+/// Calls `visit(parent, edges)` for the same-level parents of `frontier`,
+/// the members of `round` (wherever their state is held,
+/// [`Exchange::deliver`]), piece by piece so the parent buffer stays
+/// bounded; adds the parents for which `visit` returned true to `joined`
+/// (the next frontier). The members' depth is `round`.
 fn visit_parents<E: Exchange>(
     part: &Part,
     exchange: &E,
     ledger: &impl Ledger,
-    frontier: Frontier,
+    (frontier, round): (Frontier, u32),
     joined: &mut Frontier,
     visit: impl Fn(usize, u8) -> bool + Sync,
 ) -> Result<(), BuildError> {
@@ -122,6 +194,9 @@ fn visit_parents<E: Exchange>(
     let mut delivered = 0;
     frontier.drain(piece, |members| {
         ledger.drained(members.len() as u64);
+        if let Some(depths) = ledger.depths() {
+            depths.record(members, round)?;
+        }
         let parents = same_level_parents(part.rules, &part.index, members);
         delivered += 1;
         joined.extend(exchange.deliver(parents, &visit))

@@ -591,6 +591,7 @@ fn level_job<'a, K: Solve>(
         checkpoints,
         interrupt: options.interrupt.as_deref(),
         mark_exits: K::stored_encoding(rules, options.encoding) == Encoding::Compact,
+        depths: None,
     }
 }
 
@@ -682,6 +683,7 @@ pub fn solve_level<K: Solve>(
         checkpoints: None,
         interrupt: None,
         mark_exits: false,
+        depths: None,
     };
     strategy_for(rules)
         .solve(&job)

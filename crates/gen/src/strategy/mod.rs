@@ -19,6 +19,7 @@ use mancala_format::Levels;
 
 use crate::checkpoint::Checkpoints;
 use crate::error::BuildError;
+use crate::kernel::Depths;
 use crate::solve::{Solution, Solve};
 
 pub(crate) use by_distance::{largest_distance, tasks_at, Pending, RowMoves, Rows, Task};
@@ -53,6 +54,10 @@ pub struct LevelJob<'a, K: Solve> {
     /// exit is their value ([`Solution::exit_best`]), which a compact
     /// table is written from; a strategy may mark them anyway.
     pub mark_exits: bool,
+    /// Where the level's depths to conversion go ([`Depths`], for the
+    /// positions this process holds), if they are asked for; only
+    /// [`Retrograde`] finds them so far.
+    pub depths: Option<&'a Depths>,
 }
 
 impl<K: Solve> LevelJob<'_, K> {

@@ -48,7 +48,12 @@ impl<E: Exchange + Sync> Strategy for Retrograde<E> {
             index,
         };
         let count = part.owned.end - part.owned.start;
-        let checkpoint = job.checkpoints.map(|c| c.path(n));
+        // A checkpoint holds no depths yet: a level whose depths are asked
+        // for is solved from its start, and not saved.
+        let checkpoint = job
+            .checkpoints
+            .filter(|_| job.depths.is_none())
+            .map(|c| c.path(n));
         let saved = checkpoint
             .as_ref()
             .and_then(|path| checkpoint::load::<K::State>(path, n, count));
@@ -75,6 +80,7 @@ impl<E: Exchange + Sync> Strategy for Retrograde<E> {
             seeds: Seeds::of(&state),
             level: n,
             checkpoint,
+            depths: job.depths,
         };
         if resumed {
             job.report_resumed(count + ledger.propagation_done(from));

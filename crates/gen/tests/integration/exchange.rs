@@ -60,6 +60,7 @@ fn assert_sharded_equals_local<K: Solve>(rules: Rules, max: u32) {
             checkpoints: None,
             interrupt: None,
             mark_exits: false,
+            depths: None,
         };
         let solution = strategy.solve(&job).unwrap();
         assert_eq!(

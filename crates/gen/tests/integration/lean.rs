@@ -232,6 +232,7 @@ fn assert_forward_pass_resumes<K: mancala_gen::Solve>(solve: &LeanSolve<K>) {
         checkpoints: Some(&checkpoints),
         interrupt,
         mark_exits: false,
+        depths: None,
     };
 
     let stopped = solve(&lean, &job(Some(&interrupt)));
@@ -555,6 +556,7 @@ fn a_lost_checkpoint_is_an_error() {
         checkpoints: Some(&checkpoints),
         interrupt: None,
         mark_exits: false,
+        depths: None,
     };
     assert!(matches!(
         lean.solve(&job),

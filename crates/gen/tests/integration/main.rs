@@ -3,6 +3,7 @@
 //! and built tables read back, damaged, resumed and compared.
 
 mod cluster;
+mod depths;
 mod exchange;
 mod forced;
 mod golden;

@@ -26,6 +26,7 @@ fn solve_with<K: Solve>(strategy: &impl Strategy, rules: &Rules, max: u32) -> Ve
             checkpoints: None,
             interrupt: None,
             mark_exits: false,
+            depths: None,
         };
         let solution = strategy.solve(&job).unwrap();
         lower.push(solution.symbols.clone());

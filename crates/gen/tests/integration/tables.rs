@@ -242,6 +242,7 @@ fn the_solver_and_writer_free_exactly_the_entries_a_reader_restores() {
                 checkpoints: None,
                 interrupt: None,
                 mark_exits: true,
+                depths: None,
             };
             let by_thresholds = Retrograde::local().solve(&job).unwrap();
             let solution = if acyclic {
@@ -1339,6 +1340,7 @@ pub(crate) fn assert_resumes_from_its_checkpoint<K: mancala_gen::Solve>(
         checkpoints: None,
         interrupt: None,
         mark_exits: false,
+        depths: None,
     };
     let expected = Retrograde::local().solve(&in_memory).unwrap().symbols;
     let dir = TempDir::new().unwrap();
@@ -1357,6 +1359,7 @@ pub(crate) fn assert_resumes_from_its_checkpoint<K: mancala_gen::Solve>(
             checkpoints: Some(&checkpoints),
             interrupt: None,
             mark_exits: false,
+            depths: None,
         })
     };
 

@@ -1,0 +1,55 @@
+//! Depth to conversion (`docs/RULES.md`, "Depth to conversion"), as the
+//! threshold propagation finds it: the round of its threshold at which a
+//! position joins its set. The terminal positions a threshold seeds are
+//! round 0, the positions that convert at once round 1, and a position
+//! that joins from a frontier of round `r` is round `r + 1`; each position
+//! joins a set once, at the threshold of its value, so it is given one
+//! depth.
+
+use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
+
+use rayon::prelude::*;
+
+use crate::error::BuildError;
+
+/// The depth of a position that has none (worth 0, or not solved yet).
+pub const NO_DEPTH: u16 = u16::MAX;
+
+/// The depth of each position of a level (or of a process's share of
+/// one), filled in by the threshold propagation.
+pub struct Depths {
+    /// The level index of the first position.
+    first: u64,
+    plies: Vec<AtomicU16>,
+}
+
+impl Depths {
+    /// No depth yet for the `count` positions from level index `first`.
+    pub fn new(first: u64, count: usize) -> Depths {
+        Depths {
+            first,
+            plies: (0..count)
+                .into_par_iter()
+                .map(|_| AtomicU16::new(NO_DEPTH))
+                .collect(),
+        }
+    }
+
+    /// Positions `members` (level indices) join their set in `round`.
+    pub(crate) fn record(&self, members: &[u64], round: u32) -> Result<(), BuildError> {
+        let plies = u16::try_from(round)
+            .ok()
+            .filter(|&plies| plies != NO_DEPTH)
+            .ok_or(BuildError::DepthTooLong { plies: round })?;
+        members
+            .par_iter()
+            .for_each(|&at| self.plies[(at - self.first) as usize].store(plies, Relaxed));
+        Ok(())
+    }
+
+    /// Every position's depth in index order, [`NO_DEPTH`] where it has
+    /// none.
+    pub fn into_plies(self) -> Vec<u16> {
+        self.plies.into_iter().map(AtomicU16::into_inner).collect()
+    }
+}

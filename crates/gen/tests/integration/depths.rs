@@ -1,0 +1,156 @@
+//! Depths to conversion, as the threshold propagation finds them, against
+//! a brute-force reading of `docs/RULES.md` ("Depth to conversion") that
+//! shares nothing with the solver but the solved values: every position of
+//! small levels of every rule set.
+
+use mancala_core::{LevelIndex, Position, Rules, Variant};
+use mancala_format::{Even, Levels};
+use mancala_gen::{Depths, LevelJob, Retrograde, Strategy, NO_DEPTH};
+
+/// Levels `0..=max` of `rules` solved with their depths: each level's
+/// values and depths in index order.
+fn solved_with_depths(rules: &Rules, max: u32) -> Vec<(Vec<i8>, Vec<u16>)> {
+    let mut lower = Levels::<Even>::new();
+    let mut solved = Vec::new();
+    for n in 0..=max {
+        let count = LevelIndex::new(rules.pits(), n).count();
+        let depths = Depths::new(0, count as usize);
+        let job = LevelJob {
+            rules,
+            level: n,
+            lower: &lower,
+            progress: &|_| {},
+            resumed: None,
+            checkpoints: None,
+            interrupt: None,
+            mark_exits: false,
+            depths: Some(&depths),
+        };
+        let solution = Retrograde::local().solve(&job).unwrap();
+        lower.push(solution.symbols.clone());
+        solved.push((solution.symbols, depths.into_plies()));
+    }
+    solved
+}
+
+/// A depth not found (yet): more than any.
+const UNKNOWN: u32 = u32::MAX;
+
+/// What a move that keeps the value leads to: a conversion, or a child of
+/// the same level (its index).
+enum Kept {
+    Converts,
+    Child(usize),
+}
+
+/// The depths of level `n` by the definition, iterated to its fixpoint
+/// from "unknown": terminal positions 0; the side ahead the fewest plies
+/// over the moves that keep the value, the other side the most; a
+/// conversion one ply, a child one more than its depth. After `j` rounds
+/// exactly the depths up to `j` are known, so the iteration ends with
+/// every depth and leaves unknown only what never converts.
+fn depths_by_definition(rules: &Rules, levels: &[(Vec<i8>, Vec<u16>)], n: u32) -> Vec<u32> {
+    let index = LevelIndex::new(rules.pits(), n);
+    let value_of = |pos: &Position| {
+        let m = pos.stones();
+        levels[m as usize].0[LevelIndex::new(rules.pits(), m).rank(pos) as usize] as i32
+    };
+    let values = &levels[n as usize].0;
+    let mut kept: Vec<Vec<Kept>> = Vec::with_capacity(values.len());
+    let mut depths = vec![UNKNOWN; values.len()];
+    for (at, &value) in values.iter().enumerate() {
+        let pos = index.unrank(at as u64);
+        let mut moves = Vec::new();
+        let terminal = rules.for_each_move(&pos, |m| {
+            let worth = m.value_given_child(value_of(&m.child));
+            if worth == value as i32 {
+                moves.push(if m.leaves_level() {
+                    Kept::Converts
+                } else {
+                    Kept::Child(index.rank(&m.child) as usize)
+                });
+            }
+        });
+        if terminal.is_some() && value != 0 {
+            depths[at] = 0;
+        }
+        kept.push(moves);
+    }
+    loop {
+        let next: Vec<u32> = (0..values.len())
+            .map(|at| {
+                if values[at] == 0 || depths[at] == 0 {
+                    return depths[at];
+                }
+                let terms = kept[at].iter().map(|kept| match *kept {
+                    Kept::Converts => 1,
+                    Kept::Child(c) => depths[c].saturating_add(1),
+                });
+                if values[at] > 0 {
+                    terms.min().unwrap_or(UNKNOWN)
+                } else {
+                    terms.max().unwrap_or(UNKNOWN)
+                }
+            })
+            .collect();
+        if next == depths {
+            return depths;
+        }
+        depths = next;
+    }
+}
+
+/// Checks every depth of `rules`' levels `0..=max`; returns the longest.
+fn assert_depths_are_the_definitions(rules: Rules, max: u32) -> u16 {
+    let levels = solved_with_depths(&rules, max);
+    for n in 0..=max {
+        let expected = depths_by_definition(&rules, &levels, n);
+        let (values, found) = &levels[n as usize];
+        for (at, (&depth, &value)) in found.iter().zip(values).enumerate() {
+            let wanted = match value {
+                0 => NO_DEPTH as u32,
+                _ => expected[at],
+            };
+            assert!(
+                wanted != UNKNOWN,
+                "{} level {n} index {at}: worth {value} but never converts",
+                rules.id()
+            );
+            assert_eq!(
+                depth as u32,
+                wanted,
+                "{} level {n} index {at} ({}), worth {value}",
+                rules.id(),
+                LevelIndex::new(rules.pits(), n).unrank(at as u64)
+            );
+        }
+    }
+    let depths = levels.iter().flat_map(|(_, depths)| depths);
+    depths
+        .copied()
+        .filter(|&d| d != NO_DEPTH)
+        .max()
+        .unwrap_or(0)
+}
+
+#[test]
+fn depths_are_the_definitions_in_every_rule_set() {
+    for variant in [
+        Variant::Oware,
+        Variant::Awari,
+        Variant::Wari,
+        Variant::Kalah,
+    ] {
+        let mut longest = 0;
+        for (pits, max) in [(1, 10), (2, 10), (3, 9), (4, 8), (6, 8)] {
+            let rules = Rules::new(variant, pits).unwrap();
+            longest = longest.max(assert_depths_are_the_definitions(rules, max));
+        }
+        // Conversions of several plies: the rounds are exercised.
+        let least = if variant == Variant::Kalah { 3 } else { 30 };
+        assert!(
+            longest >= least,
+            "{variant}: the longest conversion is {longest} plies"
+        );
+    }
+}
