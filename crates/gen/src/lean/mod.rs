@@ -52,7 +52,7 @@ use rayon::prelude::*;
 
 use crate::checkpoint::Checkpoints;
 use crate::error::BuildError;
-use crate::kernel::{thresholds, Frontier, Ledger, LocalExchange, Pacing, Part};
+use crate::kernel::{thresholds, Depths, Frontier, Ledger, LocalExchange, Pacing, Part};
 use crate::solve::Solution;
 use crate::strategy::LevelJob;
 use decisions::DecisionWriter;
@@ -82,12 +82,15 @@ pub struct Lean {
 
 impl Lean {
     /// Solves `job`'s level, resuming from its checkpoint if a valid one
-    /// is there (with [`LevelJob::checkpoints`]), and saving new ones.
+    /// is there (with [`LevelJob::checkpoints`]), and saving new ones. A
+    /// checkpoint holds no depths yet: a level whose depths are asked for
+    /// is solved from its start.
     pub fn solve<K: LeanKind>(&self, job: &LevelJob<K>) -> Result<Solution, BuildError> {
         job.assert_in_order();
         let n = job.level;
         let saved = job
             .checkpoints
+            .filter(|_| job.depths.is_none())
             .and_then(|c| self.saved::<K>(c, job.rules, n));
         if saved.is_none() && lacks_lower_levels(job) {
             return Err(BuildError::CheckpointLost { level: n });
@@ -553,6 +556,10 @@ impl<K: LeanKind> Ledger for LeanThresholds<'_, '_, K> {
 
     fn parent_of_second(&self, _: u32, at: usize) -> bool {
         self.level.state.join_first(at)
+    }
+
+    fn depths(&self) -> Option<&Depths> {
+        self.job.depths
     }
 
     fn drained(&self, members: u64) {

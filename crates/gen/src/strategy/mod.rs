@@ -55,8 +55,9 @@ pub struct LevelJob<'a, K: Solve> {
     /// table is written from; a strategy may mark them anyway.
     pub mark_exits: bool,
     /// Where the level's depths to conversion go ([`Depths`], for the
-    /// positions this process holds), if they are asked for; only
-    /// [`Retrograde`] finds them so far.
+    /// positions this process holds), if they are asked for: the threshold
+    /// propagation finds them ([`Retrograde`], [`crate::Lean`]); a
+    /// strategy that solves otherwise ([`OnePass`]) leaves them unknown.
     pub depths: Option<&'a Depths>,
 }
 

@@ -1,15 +1,27 @@
 //! Depths to conversion, as the threshold propagation finds them, against
 //! a brute-force reading of `docs/RULES.md` ("Depth to conversion") that
 //! shares nothing with the solver but the solved values: every position of
-//! small levels of every rule set.
+//! small levels of every rule set; and the same depths from the lean mode
+//! and from parents delivered as a cluster delivers them.
 
 use mancala_core::{LevelIndex, Position, Rules, Variant};
 use mancala_format::{Even, Levels};
-use mancala_gen::{Depths, LevelJob, Retrograde, Strategy, NO_DEPTH};
+use mancala_gen::{Depths, Lean, LevelJob, Retrograde, Solution, Strategy, NO_DEPTH};
+
+use crate::exchange::Sharded;
 
 /// Levels `0..=max` of `rules` solved with their depths: each level's
 /// values and depths in index order.
 fn solved_with_depths(rules: &Rules, max: u32) -> Vec<(Vec<i8>, Vec<u16>)> {
+    solved_by(rules, max, |job| Retrograde::local().solve(job).unwrap())
+}
+
+/// [`solved_with_depths`], each level solved by `solve`.
+fn solved_by(
+    rules: &Rules,
+    max: u32,
+    solve: impl Fn(&LevelJob<Even>) -> Solution,
+) -> Vec<(Vec<i8>, Vec<u16>)> {
     let mut lower = Levels::<Even>::new();
     let mut solved = Vec::new();
     for n in 0..=max {
@@ -26,9 +38,10 @@ fn solved_with_depths(rules: &Rules, max: u32) -> Vec<(Vec<i8>, Vec<u16>)> {
             mark_exits: false,
             depths: Some(&depths),
         };
-        let solution = Retrograde::local().solve(&job).unwrap();
-        lower.push(solution.symbols.clone());
-        solved.push((solution.symbols, depths.into_plies()));
+        let solution = solve(&job);
+        let symbols = solution.held_symbols().to_vec();
+        lower.push(symbols.clone());
+        solved.push((symbols, depths.into_plies()));
     }
     solved
 }
@@ -152,5 +165,38 @@ fn depths_are_the_definitions_in_every_rule_set() {
             longest >= least,
             "{variant}: the longest conversion is {longest} plies"
         );
+    }
+}
+
+/// The lean mode, and parents delivered to three workers by index range
+/// (as ranks own them), find the depths the in-memory mode finds.
+#[test]
+fn every_way_of_solving_finds_the_same_depths() {
+    for (variant, pits, max) in [
+        (Variant::Oware, 6, 9),
+        (Variant::Awari, 4, 10),
+        (Variant::Wari, 3, 10),
+        (Variant::Kalah, 4, 10),
+    ] {
+        let rules = Rules::new(variant, pits).unwrap();
+        let in_memory = solved_with_depths(&rules, max);
+        let scratch = tempfile::tempdir().unwrap();
+        let lean = Lean {
+            dir: scratch.path().to_path_buf(),
+            mapped_min_positions: u64::MAX,
+        };
+        let lean = solved_by(&rules, max, |job| lean.solve(job).unwrap());
+        let sharded = Retrograde {
+            exchange: Sharded::new(3, 1000),
+        };
+        let sharded = solved_by(&rules, max, |job| sharded.solve(job).unwrap());
+        for n in 0..=max as usize {
+            assert!(lean[n] == in_memory[n], "{} level {n}: lean", rules.id());
+            assert!(
+                sharded[n] == in_memory[n],
+                "{} level {n}: sharded",
+                rules.id()
+            );
+        }
     }
 }

@@ -12,11 +12,21 @@ use mancala_gen::{solve_in_memory, Exchange, LevelJob, Retrograde, Solve, Strate
 /// Parents split among `workers` by index range (`range` positions each,
 /// dealt round robin), each worker's share sorted and applied on its own,
 /// one worker after another.
-struct Sharded {
+pub(crate) struct Sharded {
     workers: u64,
     range: u64,
     /// Parents delivered, to show the test went through this exchange.
     delivered: AtomicU64,
+}
+
+impl Sharded {
+    pub(crate) fn new(workers: u64, range: u64) -> Sharded {
+        Sharded {
+            workers,
+            range,
+            delivered: AtomicU64::new(0),
+        }
+    }
 }
 
 impl Exchange for Sharded {
@@ -43,11 +53,7 @@ impl Exchange for Sharded {
 fn assert_sharded_equals_local<K: Solve>(rules: Rules, max: u32) {
     let local = solve_in_memory::<K>(&rules, max);
     let strategy = Retrograde {
-        exchange: Sharded {
-            workers: 3,
-            range: 1000,
-            delivered: AtomicU64::new(0),
-        },
+        exchange: Sharded::new(3, 1000),
     };
     let mut sharded = Levels::<K>::new();
     for n in 0..=max {
