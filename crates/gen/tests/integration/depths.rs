@@ -200,3 +200,124 @@ fn every_way_of_solving_finds_the_same_depths() {
         }
     }
 }
+
+/// How a player picks among the moves that keep the value.
+#[derive(Clone, Copy, PartialEq)]
+enum Player {
+    /// The first one (by pit), as a table of values alone allows.
+    FirstBest,
+    /// By depth: the side ahead the nearest conversion, the other side
+    /// the farthest.
+    ByDepth,
+}
+
+/// How a game between two players of one kind ended, from its first
+/// mover's view.
+struct Game {
+    /// Stones the first mover ended ahead by (captured, plus the board's
+    /// end value or an even split).
+    margin: i32,
+    /// Whether a position worth other than 0 came again.
+    looped: bool,
+}
+
+/// Plays `start` to its end between two `player`s over `levels`: a game
+/// ends at a terminal position (its value handing out the board) or at
+/// the first repeated position (play that never leaves its level: an
+/// even split, so the board counts 0).
+fn play(rules: &Rules, levels: &[(Vec<i8>, Vec<u16>)], start: Position, player: Player) -> Game {
+    let entry = |pos: &Position| {
+        let n = pos.stones();
+        let at = LevelIndex::new(rules.pits(), n).rank(pos) as usize;
+        let (values, depths) = &levels[n as usize];
+        (values[at] as i32, depths[at])
+    };
+    let mut pos = start;
+    let mut seen = std::collections::HashSet::new();
+    // Stones the player to move has captured less the other's.
+    let (mut ahead, mut sign) = (0i32, 1i32);
+    loop {
+        let (value, _) = entry(&pos);
+        if !seen.insert(pos.clone()) {
+            return Game {
+                margin: sign * ahead,
+                looped: value != 0,
+            };
+        }
+        let mut best: Option<(i64, mancala_core::Move)> = None;
+        let terminal = rules.for_each_move(&pos, |m| {
+            let (child_value, child_depth) = entry(&m.child);
+            if m.value_given_child(child_value) != value {
+                return;
+            }
+            let plies = if m.leaves_level() {
+                1
+            } else {
+                1 + child_depth as i64
+            };
+            let rank = match player {
+                Player::FirstBest => 0,
+                Player::ByDepth if value > 0 => plies,
+                Player::ByDepth => -plies,
+            };
+            if best.as_ref().is_none_or(|(r, _)| rank < *r) {
+                best = Some((rank, *m));
+            }
+        });
+        if let Some(end) = terminal {
+            return Game {
+                margin: sign * (ahead + end),
+                looped: false,
+            };
+        }
+        let (_, m) = best.expect("a move keeps the value");
+        ahead += m.gain as i32;
+        if !m.extra_turn {
+            (ahead, sign) = (-ahead, -sign);
+        }
+        pos = m.child;
+    }
+}
+
+/// Following the depths realizes every value: from random positions worth
+/// other than 0, two players that order the moves keeping the value by
+/// depth never repeat a position worth other than 0 and end exactly at the
+/// value. Two players that only keep the value loop in some of the same
+/// games and get less, which shows the test can fail.
+#[test]
+fn following_the_depths_realizes_the_value() {
+    let rules = Rules::new(Variant::Oware, 6).unwrap();
+    let levels = solved_with_depths(&rules, 12);
+    // A fixed generator: the same positions every run.
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let (mut games, mut loops_by_value) = (0, 0);
+    while games < 400 {
+        let n = 6 + (next() % 7) as u32;
+        let index = LevelIndex::new(rules.pits(), n);
+        let start = index.unrank(next() % index.count());
+        let value = levels[n as usize].0[index.rank(&start) as usize] as i32;
+        if value == 0 || rules.for_each_move(&start, |_| {}).is_some() {
+            continue;
+        }
+        games += 1;
+        let by_depth = play(&rules, &levels, start.clone(), Player::ByDepth);
+        assert!(!by_depth.looped, "{start}: looped by depth");
+        assert_eq!(by_depth.margin, value, "{start}: by depth");
+        let first_best = play(&rules, &levels, start, Player::FirstBest);
+        if first_best.looped {
+            loops_by_value += 1;
+            assert!(first_best.margin != value);
+        }
+    }
+    assert!(
+        loops_by_value > 0,
+        "no game of {games} looped keeping the value alone: the test shows nothing"
+    );
+    eprintln!("by value alone, {loops_by_value} of {games} games looped");
+}
