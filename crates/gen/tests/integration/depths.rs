@@ -238,7 +238,7 @@ fn play(rules: &Rules, levels: &[(Vec<i8>, Vec<u16>)], start: Position, player: 
     let (mut ahead, mut sign) = (0i32, 1i32);
     loop {
         let (value, _) = entry(&pos);
-        if !seen.insert(pos.clone()) {
+        if !seen.insert(pos) {
             return Game {
                 margin: sign * ahead,
                 looped: value != 0,
@@ -306,7 +306,7 @@ fn following_the_depths_realizes_the_value() {
             continue;
         }
         games += 1;
-        let by_depth = play(&rules, &levels, start.clone(), Player::ByDepth);
+        let by_depth = play(&rules, &levels, start, Player::ByDepth);
         assert!(!by_depth.looped, "{start}: looped by depth");
         assert_eq!(by_depth.margin, value, "{start}: by depth");
         let first_best = play(&rules, &levels, start, Player::FirstBest);
