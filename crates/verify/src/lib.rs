@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
-use mancala_core::{Bounds, LevelIndex, Move, Position, Rules, Successors, MAX_PITS};
+use mancala_core::{Bounds, LevelIndex, Move, Position, Rules, MAX_PITS};
 use mancala_format::{
     dir_name, flip_gathered_bytes, histogram, level_path, levels_available, tables_dir, Even,
     Forced, FormatError, Levels, Scratch, Table, TableId, TableKind, MAPPED_MIN_POSITIONS,
@@ -69,11 +69,32 @@ impl<K: TableKind> LevelCheck<K> {
     }
 }
 
+/// What the one-ply formula needs of a move: the stones it stores, and
+/// whether the mover moves again.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Step {
+    /// Stones put into the mover's store.
+    pub gain: u8,
+    /// Kalah: the mover moves again, the child seen from him.
+    pub extra_turn: bool,
+}
+
+impl Step {
+    /// The move as [`Move`]'s formulas take it (its child is not needed).
+    fn as_move(self) -> Move {
+        Move {
+            gain: self.gain,
+            extra_turn: self.extra_turn,
+            ..Move::default()
+        }
+    }
+}
+
 /// A kind of table as the verifier recomputes it.
 pub trait Recompute: TableKind {
-    /// The entry of a position with `moves`, whose children hold
+    /// The entry of a position with moves `steps`, whose children hold
     /// `children` (in the same order), by the one-ply formula.
-    fn from_children(moves: &[Move], children: &[Self::Entry]) -> Self::Entry;
+    fn from_children(steps: &[Step], children: &[Self::Entry]) -> Self::Entry;
 
     /// The entry of a terminal position of `stones` stones worth `value`
     /// to the mover.
@@ -82,11 +103,11 @@ pub trait Recompute: TableKind {
 
 impl Recompute for Even {
     /// The best move's value.
-    fn from_children(moves: &[Move], children: &[i8]) -> i8 {
-        moves
+    fn from_children(steps: &[Step], children: &[i8]) -> i8 {
+        steps
             .iter()
             .zip(children)
-            .map(|(m, &child)| m.value_given_child(child.into()))
+            .map(|(step, &child)| step.as_move().value_given_child(child.into()))
             .max()
             .expect("a non-terminal position has a move") as i8
     }
@@ -98,11 +119,11 @@ impl Recompute for Even {
 
 impl Recompute for Forced {
     /// The best move for the mover, the worst for the opponent.
-    fn from_children(moves: &[Move], children: &[Bounds]) -> Bounds {
-        moves
+    fn from_children(steps: &[Step], children: &[Bounds]) -> Bounds {
+        steps
             .iter()
             .zip(children)
-            .map(|(m, &child)| Bounds::after_move(m, child))
+            .map(|(step, &child)| Bounds::after_move(&step.as_move(), child))
             .reduce(|a, b| Bounds {
                 mover: a.mover.max(b.mover),
                 opponent: a.opponent.min(b.opponent),
@@ -318,15 +339,50 @@ fn check_level<K: Recompute>(
 /// Positions whose lookups are issued together: their children's entries
 /// are located and prefetched before any is read, so that the misses of a
 /// batch's random reads overlap rather than add up.
-const BATCH: usize = 16;
+const BATCH: usize = 32;
 
-/// A position of a batch: its moves and where its children's entries are,
-/// or its terminal value.
+/// A position of a batch: where its own entry is, and its moves with where
+/// their children's entries are, or its terminal value. Filled in place,
+/// batch after batch: no move list is built or copied.
+#[derive(Clone, Copy, Default)]
 struct Looked {
-    pos: Position,
     at: u64,
-    successors: Successors,
+    terminal: Option<i32>,
+    steps: [Step; MAX_PITS],
     children: [(u32, u64); MAX_PITS],
+    moves: usize,
+}
+
+impl Looked {
+    /// Looks at every move of `pos`, of level `n`, locating (and
+    /// prefetching) its own entry and its children's in `levels`.
+    #[inline]
+    fn look<K: TableKind>(&mut self, rules: &Rules, levels: &Levels<K>, n: u32, pos: &Position) {
+        self.moves = 0;
+        self.terminal = rules.for_each_move(pos, |m| {
+            let stones = m.child.stones();
+            self.steps[self.moves] = Step {
+                gain: m.gain,
+                extra_turn: m.extra_turn,
+            };
+            self.children[self.moves] = (stones, levels.locate_prefetched(stones, &m.child));
+            self.moves += 1;
+        });
+        self.at = levels.locate_prefetched(n, pos);
+    }
+
+    /// The entry the one-ply formula gives, from the entries located.
+    #[inline]
+    fn recomputed<K: Recompute>(&self, n: u32, levels: &Levels<K>) -> K::Entry {
+        if let Some(value) = self.terminal {
+            return K::terminal(n, value);
+        }
+        let mut entries = [K::terminal(0, 0); MAX_PITS];
+        for (entry, &(stones, at)) in entries.iter_mut().zip(&self.children[..self.moves]) {
+            *entry = levels.entry_at(stones, at);
+        }
+        K::from_children(&self.steps[..self.moves], &entries[..self.moves])
+    }
 }
 
 /// A position, its stored entry and its recomputed one.
@@ -354,42 +410,22 @@ fn mismatches<K: Recompute>(
                 return bad;
             }
             let count = CHUNK.min(index.count() - first) as usize;
-            let mut looked: Vec<Looked> = Vec::with_capacity(BATCH);
-            let mut positions = index.positions_from(first).take(count).peekable();
-            while positions.peek().is_some() {
-                looked.clear();
-                looked.extend(positions.by_ref().take(BATCH).map(|pos| {
-                    let successors = rules.successors(&pos);
-                    let mut children = [(0, 0); MAX_PITS];
-                    if let Successors::Moves(moves) = &successors {
-                        for (slot, m) in children.iter_mut().zip(moves.iter()) {
-                            let stones = m.child.stones();
-                            *slot = (stones, levels.locate_prefetched(stones, &m.child));
-                        }
-                    }
-                    let at = levels.locate_prefetched(n, &pos);
-                    Looked {
-                        pos,
-                        at,
-                        successors,
-                        children,
-                    }
-                }));
-                for l in &looked {
-                    let expected = match &l.successors {
-                        Successors::Terminal(value) => K::terminal(n, *value),
-                        Successors::Moves(moves) => {
-                            let mut entries = [K::terminal(0, 0); MAX_PITS];
-                            for (entry, &(stones, at)) in entries.iter_mut().zip(&l.children) {
-                                *entry = levels.entry_at(stones, at);
-                            }
-                            K::from_children(moves, &entries[..moves.len()])
-                        }
-                    };
-                    let stored = levels.entry_at(n, l.at);
+            let mut batch = [Looked::default(); BATCH];
+            let mut positions = index.positions_from(first);
+            for start in (0..count).step_by(BATCH) {
+                let batch = &mut batch[..BATCH.min(count - start)];
+                for looked in batch.iter_mut() {
+                    let pos = positions.next().expect("the chunk's positions");
+                    looked.look(rules, levels, n, &pos);
+                }
+                for (k, looked) in batch.iter().enumerate() {
+                    let expected = looked.recomputed(n, levels);
+                    let stored = levels.entry_at(n, looked.at);
                     if stored != expected {
                         bad.0 += 1;
-                        bad.1.get_or_insert((l.pos, stored, expected));
+                        // Rare: the position is found again from its index.
+                        let at = first + (start + k) as u64;
+                        bad.1.get_or_insert((index.unrank(at), stored, expected));
                     }
                 }
             }
