@@ -41,6 +41,12 @@ pub struct BuildArgs {
     /// `forced` (what each side can be sure to win without repetitions).
     #[arg(long, default_value = "even", value_parser = parse_cycles)]
     cycles: Cycles,
+    /// Also write each level's depth table (`depth-NNN.mtb`): how many
+    /// plies each position is from realizing its value when both sides
+    /// keep it (docs/RULES.md, "Depth to conversion"). Even tables only;
+    /// levels missing theirs are solved again, whole (no checkpoints).
+    #[arg(long)]
+    depth: bool,
     /// Table directory (a subdirectory per rule set is created in it).
     #[arg(long, default_value = "tables")]
     dir: PathBuf,
@@ -113,6 +119,7 @@ pub fn run(args: BuildArgs) -> Result<bool> {
     options.top_only = args.top_only;
     options.force = args.force;
     options.cycles = args.cycles;
+    options.depths = args.depth;
     options.encoding = args.encoding;
     options.block_size = args.block_size;
     options.checkpoint_every =

@@ -4,7 +4,9 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use mancala_core::{Cycles, Rules};
+use mancala_core::Rules;
+
+use crate::kind::KindId;
 
 /// A table file that cannot be used, and why.
 #[derive(Debug, thiserror::Error)]
@@ -63,9 +65,9 @@ pub enum FormatError {
         /// The file.
         path: PathBuf,
         /// The kind asked for.
-        expected: Cycles,
+        expected: KindId,
         /// The kind the header names.
-        found: Cycles,
+        found: KindId,
     },
     /// An operating-system error on a table file or directory.
     #[error("{}: {source}", path.display())]

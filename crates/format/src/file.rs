@@ -383,11 +383,11 @@ impl TableFile {
 
     /// This file as a table of kind `K`, or [`FormatError::WrongKind`].
     pub fn into_kind<K: TableKind>(self) -> Result<Table<K>, FormatError> {
-        if self.header.cycles != K::CYCLES {
+        if self.header.kind() != K::id() {
             return Err(FormatError::WrongKind {
                 path: self.path,
-                expected: K::CYCLES,
-                found: self.header.cycles,
+                expected: K::id(),
+                found: self.header.kind(),
             });
         }
         Ok(Table {

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use crate::codec::{Model, ModelCounts, StoredModel, Uniform};
 use crate::encoding::{ChosenEntries, ContextModel, Encoding, MoverContexts};
-use crate::kind::TableKind;
+use crate::kind::{Even, Forced, KindId, Stores, TableKind};
 
 /// First bytes of every table file.
 pub const MAGIC: &[u8; 8] = b"MANCALTB";
@@ -33,8 +33,11 @@ pub(crate) const HEADER_LIMIT: usize = 1 << 20;
 pub struct Header {
     /// The rule set.
     pub rules: Rules,
-    /// The kind of table.
+    /// The cycle convention of the table's values (or of the values its
+    /// depths realize).
     pub cycles: Cycles,
+    /// What the table stores: values, or depths to conversion.
+    pub stores: Stores,
     /// Stones on the board in every position of the table.
     pub level: u32,
     /// Positions in the level (every one is stored).
@@ -105,7 +108,7 @@ impl Header {
     ) -> Header {
         Header::new(
             rules,
-            K::CYCLES,
+            K::id(),
             level,
             block_size,
             (Encoding::Full, ContextModel::Uniform),
@@ -126,7 +129,10 @@ impl Header {
     ) -> Header {
         Header::new(
             rules,
-            Cycles::Even,
+            KindId {
+                cycles: Cycles::Even,
+                stores: Stores::Values,
+            },
             level,
             block_size,
             (encoding, chosen.contexts),
@@ -137,7 +143,7 @@ impl Header {
 
     fn new(
         rules: &Rules,
-        cycles: Cycles,
+        kind: KindId,
         level: u32,
         block_size: u32,
         (encoding, contexts): (Encoding, ContextModel),
@@ -147,7 +153,8 @@ impl Header {
         let positions = LevelIndex::new(rules.pits(), level).count();
         Header {
             rules: *rules,
-            cycles,
+            cycles: kind.cycles,
+            stores: kind.stores,
             level,
             positions,
             encoding,
@@ -159,9 +166,18 @@ impl Header {
         }
     }
 
-    /// Symbols per position (1 for even tables, 2 for forced ones).
+    /// The kind of table the header describes.
+    pub fn kind(&self) -> KindId {
+        KindId {
+            cycles: self.cycles,
+            stores: self.stores,
+        }
+    }
+
+    /// Symbols per position (1 for even tables, 2 for forced ones and
+    /// depth tables).
     pub fn symbols_per_position(&self) -> usize {
-        crate::kind::symbols_per_position(self.cycles)
+        self.kind().symbols_per_position()
     }
 
     /// Symbols per block.
@@ -172,7 +188,7 @@ impl Header {
     /// Positions whose forced bounds meet (`None` for even tables): those
     /// stored with a gap of 0, a non-negative second symbol.
     pub fn exact_positions(&self) -> Option<u64> {
-        (self.cycles == Cycles::Forced).then(|| {
+        (self.kind() == Forced::id()).then(|| {
             let inexact: u64 = self
                 .histogram
                 .iter()
@@ -211,7 +227,7 @@ impl Header {
             variant: self.rules.variant().name().to_string(),
             pits: self.rules.pits() as u8,
             empty_capture: self.rules.empty_capture(),
-            cycles: self.cycles.name().to_string(),
+            cycles: self.kind().name(),
             level: self.level,
             positions: self.positions,
             index_scheme: INDEX_SCHEME.to_string(),
@@ -230,16 +246,15 @@ impl Header {
         let rules = Rules::new(variant, raw.pits as usize)
             .map_err(|e| e.to_string())?
             .with_empty_capture(raw.empty_capture);
-        let cycles = Cycles::from_name(&raw.cycles).map_err(|e| e.to_string())?;
+        let kind = KindId::from_name(&raw.cycles)?;
         if raw.index_scheme != INDEX_SCHEME {
             return Err(format!("unknown index scheme '{}'", raw.index_scheme));
         }
         let (encoding, contexts) = Encoding::from_name(&raw.value_encoding)?;
-        if encoding != Encoding::Full && cycles != Cycles::Even {
+        if encoding != Encoding::Full && kind != Even::id() {
             return Err(format!(
-                "value encoding '{}' in a table of {}",
-                raw.value_encoding,
-                cycles.describe()
+                "value encoding '{}' in a table of {kind}",
+                raw.value_encoding
             ));
         }
         if raw.level > MAX_LEVEL {
@@ -260,7 +275,8 @@ impl Header {
         }
         let header = Header {
             rules,
-            cycles,
+            cycles: kind.cycles,
+            stores: kind.stores,
             level: raw.level,
             positions,
             encoding,

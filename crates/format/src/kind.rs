@@ -1,5 +1,5 @@
-//! The two kinds of table as types: even values ([`Even`]) and forced
-//! bounds ([`Forced`]).
+//! The kinds of table as types: even values ([`Even`]), forced bounds
+//! ([`Forced`]), and the depths to conversion of even values ([`Depth`]).
 //!
 //! Code that reads or writes tables is generic over [`TableKind`], so a
 //! forced table can never be read where even values are expected: inside
@@ -21,6 +21,72 @@ mod sealed {
     pub trait Sealed {}
     impl Sealed for super::Even {}
     impl Sealed for super::Forced {}
+    impl Sealed for super::Depth {}
+}
+
+/// What a kind of table stores of each position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stores {
+    /// Its value, or its forced bounds.
+    Values,
+    /// Its depth to conversion (`docs/RULES.md`), beside a table of values.
+    Depths,
+}
+
+/// A kind of table as a value, for code that meets it in a header: its
+/// cycle convention and what it stores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KindId {
+    /// The cycle convention of the values (or of the values the depths
+    /// realize).
+    pub cycles: Cycles,
+    /// What it stores.
+    pub stores: Stores,
+}
+
+/// The header's name of a depth table's kind after its cycles' name.
+const DEPTH_SUFFIX: &str = "-depth";
+
+impl KindId {
+    /// The name in file headers: the cycles' name, with `-depth` for
+    /// depths.
+    pub fn name(self) -> String {
+        match self.stores {
+            Stores::Values => self.cycles.name().to_string(),
+            Stores::Depths => format!("{}{DEPTH_SUFFIX}", self.cycles.name()),
+        }
+    }
+
+    /// Parses a name written by [`KindId::name`].
+    pub fn from_name(name: &str) -> Result<KindId, String> {
+        let (cycles, stores) = match name.strip_suffix(DEPTH_SUFFIX) {
+            Some(cycles) => (cycles, Stores::Depths),
+            None => (name, Stores::Values),
+        };
+        let cycles = Cycles::from_name(cycles).map_err(|e| e.to_string())?;
+        if stores == Stores::Depths && cycles != Cycles::Even {
+            return Err(format!("unknown kind of table '{name}'"));
+        }
+        Ok(KindId { cycles, stores })
+    }
+
+    /// Symbols per position of the tables of this kind
+    /// ([`TableKind::WIDTH`]).
+    pub fn symbols_per_position(self) -> usize {
+        match self.stores {
+            Stores::Values => symbols_per_position(self.cycles),
+            Stores::Depths => Depth::WIDTH,
+        }
+    }
+}
+
+impl Display for KindId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.stores {
+            Stores::Values => write!(f, "{}", self.cycles),
+            Stores::Depths => write!(f, "depths to conversion of {}", self.cycles),
+        }
+    }
 }
 
 /// A kind of table: what a position stores and how it is written as
@@ -30,8 +96,19 @@ pub trait TableKind: sealed::Sealed + Copy + Default + Debug + Send + Sync + 'st
     /// What one position stores.
     type Entry: Copy + PartialEq + Debug + Display + Send + Sync;
 
-    /// The header's name of the kind.
+    /// The cycle convention of the kind's values.
     const CYCLES: Cycles;
+
+    /// What the kind stores.
+    const STORES: Stores = Stores::Values;
+
+    /// The kind as a value.
+    fn id() -> KindId {
+        KindId {
+            cycles: Self::CYCLES,
+            stores: Self::STORES,
+        }
+    }
 
     /// Symbols stored per position.
     const WIDTH: usize;
@@ -170,6 +247,83 @@ impl TableKind for Forced {
                 let what = format!("impossible bounds stored for index {stored}");
                 Err(table.corrupted(what))
             }
+            None => Ok(()),
+        }
+    }
+}
+
+/// Depth tables of even values (`docs/RULES.md`, "Depth to conversion"):
+/// two symbols a position, its depth in plies as `plies % 128` and
+/// `plies / 128`, so that the common short depths are one symbol and a
+/// zero; a position without a depth (worth 0) stores `−1` and `0`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Depth;
+
+/// A position's depth to conversion, in plies: `None` where it has none
+/// (a position worth 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Plies(pub Option<u16>);
+
+impl Display for Plies {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(plies) => write!(f, "{plies}"),
+            None => f.write_str("none"),
+        }
+    }
+}
+
+impl Depth {
+    /// The longest depth a table can store.
+    pub const MAX_PLIES: u16 = 127 * 128 + 127;
+}
+
+impl TableKind for Depth {
+    type Entry = Plies;
+    const CYCLES: Cycles = Cycles::Even;
+    const STORES: Stores = Stores::Depths;
+    const WIDTH: usize = 2;
+
+    #[inline]
+    fn read(_n: u32, symbols: &[i8]) -> Plies {
+        let (low, high) = (symbols[0], symbols[1]);
+        Plies((low >= 0).then(|| low as u16 + 128 * high as u16))
+    }
+
+    fn decode(n: u32, symbols: &[i8]) -> Option<Plies> {
+        let (low, high) = (symbols[0], symbols[1]);
+        let fits = (low >= -1) && (high >= 0) && (low >= 0 || high == 0);
+        fits.then(|| Depth::read(n, symbols))
+    }
+
+    /// # Panics
+    ///
+    /// If the depth is above [`Depth::MAX_PLIES`], which a writer checks
+    /// first.
+    fn encode(_n: u32, plies: Plies, out: &mut [i8]) {
+        let (low, high) = match plies.0 {
+            Some(plies) => {
+                assert!(plies <= Depth::MAX_PLIES, "a depth of {plies} plies");
+                ((plies % 128) as i8, (plies / 128) as i8)
+            }
+            None => (-1, 0),
+        };
+        out[0] = low;
+        out[1] = high;
+    }
+
+    fn complete(
+        table: &Table<Depth>,
+        symbols: &mut [i8],
+        _order: Order,
+        _: &Levels<Depth>,
+    ) -> Result<(), FormatError> {
+        let n = table.header().level;
+        let bad = symbols
+            .par_chunks(Depth::WIDTH)
+            .position_first(|pair| Depth::decode(n, pair).is_none());
+        match bad {
+            Some(at) => Err(table.corrupted(format!("an impossible depth stored for index {at}"))),
             None => Ok(()),
         }
     }

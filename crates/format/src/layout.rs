@@ -18,6 +18,18 @@ pub fn level_file_name(level: u32) -> String {
     format!("level-{level:03}.mtb")
 }
 
+/// The file name of level `level`'s depth table (`docs/RULES.md`, "Depth
+/// to conversion"), beside its even values: `depth-012.mtb`.
+pub fn depth_file_name(level: u32) -> String {
+    format!("depth-{level:03}.mtb")
+}
+
+/// The path of level `level`'s depth table in a rule set's directory
+/// `dir`.
+pub fn depth_path(dir: &Path, level: u32) -> PathBuf {
+    dir.join(depth_file_name(level))
+}
+
 /// The directory name of `rules`' tables of kind `cycles`: `oware-6` for
 /// even tables, `oware-6-forced` for forced ones, so the two kinds never
 /// mix.

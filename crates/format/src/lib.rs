@@ -49,10 +49,10 @@ pub use header::{
     histogram, Header, END_MARKER, FORMAT_VERSION, INDEX_SCHEME, MAGIC, MAX_BLOCK_SIZE,
 };
 pub use huge_pages::filled_on_huge_pages;
-pub use kind::{symbols_per_position, Even, Forced, TableKind};
+pub use kind::{symbols_per_position, Depth, Even, Forced, KindId, Plies, Stores, TableKind};
 pub use layout::{
-    dir_name, level_file_name, level_files, level_path, levels_available, levels_present,
-    parse_dir_name, rule_sets, tables_dir,
+    depth_file_name, depth_path, dir_name, level_file_name, level_files, level_path,
+    levels_available, levels_present, parse_dir_name, rule_sets, tables_dir,
 };
 pub use levels::{new_mapped_file, prefetch, Levels, Scratch, MAPPED_MIN_POSITIONS};
 pub use order::{flip_gathered_bytes, Order};

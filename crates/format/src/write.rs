@@ -350,4 +350,63 @@ mod tests {
             .collect();
         assert_eq!(left.len(), 2, "only the table and the directory: {left:?}");
     }
+
+    /// A depth table writes and reads back every depth (short ones, none,
+    /// and the longest), and is a kind of its own: neither it nor an even
+    /// table opens as the other.
+    #[test]
+    fn a_depth_table_reads_back_and_opens_as_nothing_else() {
+        use crate::error::FormatError;
+        use crate::file::Table;
+        use crate::kind::{Depth, Plies, TableKind};
+        use crate::levels::Levels;
+
+        let rules = Rules::new(Variant::Oware, 2).unwrap();
+        let level = 9;
+        let positions = LevelIndex::new(2, level).count() as usize;
+        let depths: Vec<Plies> = (0..positions)
+            .map(|i| match i % 7 {
+                0 => Plies(None),
+                1 => Plies(Some(Depth::MAX_PLIES)),
+                2 => Plies(Some(128)),
+                k => Plies(Some((i * k % 130) as u16)),
+            })
+            .collect();
+        let mut symbols = vec![0i8; positions * Depth::WIDTH];
+        for (plies, out) in depths.iter().zip(symbols.chunks_mut(Depth::WIDTH)) {
+            Depth::encode(level, *plies, out);
+        }
+        let header = Header::for_symbols::<Depth>(&rules, level, &symbols, 16);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("depth-009.mtb");
+        write_level(&header, &symbols, &path).unwrap();
+
+        let table = Table::<Depth>::open(&path, None).unwrap();
+        assert_eq!(table.header().kind(), Depth::id());
+        let read = table.decode_entries(&Levels::new()).unwrap();
+        let read: Vec<Plies> = read
+            .chunks(Depth::WIDTH)
+            .map(|pair| Depth::decode(level, pair).unwrap())
+            .collect();
+        assert_eq!(read, depths);
+
+        let wrong = Table::<Even>::open(&path, None).err();
+        assert!(
+            matches!(wrong, Some(FormatError::WrongKind { expected, found, .. })
+                if expected == Even::id() && found == Depth::id()),
+            "a depth table opened as values: {wrong:?}"
+        );
+        let values: Vec<i8> = (0..positions).map(|i| (i % 5) as i8 - 2).collect();
+        let even = dir.path().join("level-009.mtb");
+        write_level(
+            &Header::for_symbols::<Even>(&rules, level, &values, 16),
+            &values,
+            &even,
+        )
+        .unwrap();
+        assert!(matches!(
+            Table::<Depth>::open(&even, None).err(),
+            Some(FormatError::WrongKind { .. })
+        ));
+    }
 }

@@ -86,8 +86,12 @@ pub enum BuildError {
         /// What was found wrong with it.
         why: String,
     },
-    /// A depth to conversion does not fit the depths' 16 bits.
-    #[error("a depth to conversion of {plies} plies, more than depths can hold")]
+    /// Depth tables were asked for forced bounds: they are written for
+    /// even values only.
+    #[error("depth tables are written for even values only, not for forced bounds")]
+    DepthsOfForcedBounds,
+    /// A depth to conversion is longer than a depth table can hold.
+    #[error("a depth to conversion of {plies} plies, more than depth tables hold")]
     DepthTooLong {
         /// The depth.
         plies: u32,

@@ -86,6 +86,11 @@ pub fn build_across(
             what: "the compact encoding".into(),
         });
     }
+    if options.depths {
+        return Err(BuildError::NotAcrossRanks {
+            what: "a build of depth tables".into(),
+        });
+    }
     if options.memory == MemoryMode::Lean {
         return Err(BuildError::NotAcrossRanks {
             what: "a lean-memory build".into(),

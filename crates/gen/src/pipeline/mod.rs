@@ -13,12 +13,14 @@ use std::time::Instant;
 
 use mancala_core::{Cycles, LevelIndex, Rules};
 use mancala_format::{
-    level_path, write_level, Encoding, Even, Forced, FormatError, Header, Levels, Scratch, Table,
-    TableId,
+    depth_path, level_path, write_level, Depth, Encoding, Even, Forced, FormatError, Header,
+    Levels, Plies, Scratch, Table, TableId, TableKind,
 };
+use rayon::prelude::*;
 
 use crate::checkpoint::Checkpoints;
 use crate::error::BuildError;
+use crate::kernel::{Depths, NO_DEPTH};
 use crate::lean::{Lean, LeanKind};
 use crate::lock;
 use crate::solve::{Solution, Solve};
@@ -46,7 +48,7 @@ pub fn build(
             options,
             &dir,
             observer,
-            &LevelSolver::reading_lower(&|job| strategy_for(&rules).solve(job)),
+            &LevelSolver::reading_lower(&|job| strategy_for(&rules, options.depths).solve(job)),
         ),
         (Cycles::Even, MemoryMode::Lean) => build_lean::<Even>(options, &dir, observer),
         (Cycles::Forced, MemoryMode::Lean) => build_lean::<Forced>(options, &dir, observer),
@@ -54,7 +56,7 @@ pub fn build(
             options,
             &dir,
             observer,
-            &LevelSolver::reading_lower(&|job| strategy_for(&rules).solve(job)),
+            &LevelSolver::reading_lower(&|job| strategy_for(&rules, false).solve(job)),
         ),
     }
 }
@@ -102,12 +104,16 @@ fn build_lean<K: LeanKind>(
         dir: work_dir(options, dir, LEAN_DIR),
         mapped_min_positions: options.mapped_min_positions,
     };
+    let resumes = |checkpoints: &Checkpoints, n| lean.resumes::<K>(checkpoints, &options.rules, n);
+    let first_part = |job: &LevelJob<K>| lean.solve_forward(job);
+    // A level asked for depths is solved whole, from its start.
+    let alone = (!options.depths).then_some(Alone {
+        resumes: &resumes,
+        first_part: &first_part,
+    });
     let solver = LevelSolver {
         solve: &|job| lean.solve(job),
-        alone: Some(Alone {
-            resumes: &|checkpoints, n| lean.resumes::<K>(checkpoints, &options.rules, n),
-            first_part: &|job| lean.solve_forward(job),
-        }),
+        alone,
     };
     let reports = build_kind::<K>(options, dir, observer, &solver);
     // Each level removes its own lists; this removes the directory only if
@@ -449,7 +455,9 @@ fn present_tables<K: Solve>(
             Some(table) => Some(table),
             None => valid_table(&options.rules, dir, n)?,
         };
-        present.push(table);
+        // A level whose depths are asked for and missing is solved again.
+        let depths_missing = || wants_depths::<K>(options) && !valid_depths(&options.rules, dir, n);
+        present.push(table.filter(|_| !depths_missing()));
     }
     let asked = (
         K::stored_encoding(&options.rules, options.encoding),
@@ -476,6 +484,16 @@ fn present_tables<K: Solve>(
         .map(|(n, _)| n as usize)
         .last();
     Ok((present, last_to_build))
+}
+
+/// Whether level `n`'s depth table is present and passes every check.
+fn valid_depths(rules: &Rules, dir: &Path, n: u32) -> bool {
+    let expected = TableId {
+        rules: *rules,
+        level: n,
+    };
+    Table::<Depth>::open(&depth_path(dir, n), Some(expected))
+        .is_ok_and(|table| table.check_file_checksum().is_ok())
 }
 
 /// The table of level `n` if its file is present and passes every check
@@ -549,14 +567,19 @@ fn build_level<K: Solve>(
     }
     let resumed =
         |done: u64| resumed_by_earlier_run(done.saturating_sub(first_part_done.load(Relaxed)));
-    let job = level_job(
+    let depths = wants_depths::<K>(options).then(|| Depths::new(0, positions as usize));
+    let mut job = level_job(
         options,
         n,
         solved,
         (&advanced, Some(&resumed)),
         checkpoints.as_ref(),
     );
+    job.depths = depths.as_ref();
     let solution = (solver.solve)(&job)?;
+    if let Some(depths) = depths {
+        store_depths(options, dir, n, depths.into_plies())?;
+    }
     let (header, bytes) = store::<K>(options, dir, n, &solution)?;
     if let Some(c) = &checkpoints {
         c.remove(n);
@@ -613,9 +636,10 @@ fn checkpoints(options: &BuildOptions, dir: &Path) -> Option<Checkpoints> {
 }
 
 /// The strategy that solves levels of `rules`: one pass where levels
-/// cannot cycle, else the retrograde analysis.
-fn strategy_for(rules: &Rules) -> Chosen {
-    if rules.variant().can_cycle() {
+/// cannot cycle, else (or for `depths`, which the threshold propagation
+/// finds) the retrograde analysis.
+fn strategy_for(rules: &Rules, depths: bool) -> Chosen {
+    if depths || rules.variant().can_cycle() {
         Chosen::Retrograde(Retrograde::local())
     } else {
         Chosen::OnePass(OnePass)
@@ -655,6 +679,38 @@ fn store<K: Solve>(
     Ok((header, bytes))
 }
 
+/// Whether the build writes depth tables beside its tables of kind `K`.
+fn wants_depths<K: Solve>(options: &BuildOptions) -> bool {
+    options.depths && K::CYCLES == Cycles::Even
+}
+
+/// Writes level `n`'s depth table from every position's depth in index
+/// order ([`NO_DEPTH`] where it has none).
+fn store_depths(
+    options: &BuildOptions,
+    dir: &Path,
+    n: u32,
+    plies: Vec<u16>,
+) -> Result<(), BuildError> {
+    let mut symbols = vec![0i8; plies.len() * Depth::WIDTH];
+    symbols
+        .par_chunks_mut(Depth::WIDTH)
+        .zip(plies.par_iter())
+        .try_for_each(|(out, &plies)| {
+            let depth = (plies != NO_DEPTH).then_some(plies);
+            if depth.is_some_and(|plies| plies > Depth::MAX_PLIES) {
+                return Err(BuildError::DepthTooLong {
+                    plies: plies.into(),
+                });
+            }
+            Depth::encode(n, Plies(depth), out);
+            Ok(())
+        })?;
+    let header = Header::for_symbols::<Depth>(&options.rules, n, &symbols, options.block_size());
+    write_level(&header, &symbols, &depth_path(dir, n))?;
+    Ok(())
+}
+
 /// Solves levels `0..=max_stones` in memory: small boards, tests and
 /// benchmarks (a build writes each level to disk as it goes).
 pub fn solve_in_memory<K: Solve>(rules: &Rules, max_stones: u32) -> Levels<K> {
@@ -685,7 +741,7 @@ pub fn solve_level<K: Solve>(
         mark_exits: false,
         depths: None,
     };
-    strategy_for(rules)
+    strategy_for(rules, false)
         .solve(&job)
         .expect("without checkpoints nothing can fail")
 }

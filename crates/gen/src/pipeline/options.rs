@@ -76,6 +76,12 @@ pub struct BuildOptions {
     /// build then returns [`BuildError::Interrupted`] and leaves no file of
     /// the level it was solving.
     pub interrupt: Option<Arc<AtomicBool>>,
+    /// Also write each level's depth table (`depth-NNN.mtb`, `docs/RULES.md`,
+    /// "Depth to conversion") beside its values, even tables only. A level
+    /// whose depth table is missing is solved again; levels asked for
+    /// depths are not checkpointed, and are solved by the threshold
+    /// propagation whatever the rule set.
+    pub depths: bool,
 }
 
 impl BuildOptions {
@@ -97,6 +103,7 @@ impl BuildOptions {
             max_memory: None,
             wait_for_lock: false,
             interrupt: None,
+            depths: false,
         }
     }
 
@@ -142,6 +149,9 @@ impl BuildOptions {
     /// before it writes anything (the tables' directory, or a path above
     /// it, must not be a file).
     pub fn validate(&self) -> Result<(), BuildError> {
+        if self.depths && self.cycles != Cycles::Even {
+            return Err(BuildError::DepthsOfForcedBounds);
+        }
         if self.max_stones > MAX_LEVEL {
             return Err(BuildError::TooManyStones {
                 stones: self.max_stones,

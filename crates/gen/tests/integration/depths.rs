@@ -321,3 +321,71 @@ fn following_the_depths_realizes_the_value() {
     );
     eprintln!("by value alone, {loops_by_value} of {games} games looped");
 }
+
+/// `build` with depths asked writes each level's depth table beside its
+/// values: the same bytes in memory and in the lean mode, the depths the
+/// propagation finds, and the values of a build without depths. A set of
+/// values without depth tables gets them by a second build, its values
+/// unchanged.
+#[test]
+fn a_build_writes_depth_tables_the_same_in_every_mode() {
+    use mancala_format::{depth_path, level_path, Depth, Table, TableKind};
+    use mancala_gen::{build, BuildOptions, MemoryMode, Quiet};
+
+    for (variant, pits, max) in [(Variant::Oware, 6, 9), (Variant::Kalah, 4, 9)] {
+        let rules = Rules::new(variant, pits).unwrap();
+        let built = |memory, depths| {
+            let dir = tempfile::tempdir().unwrap();
+            let mut options = BuildOptions::new(dir.path(), rules, max);
+            options.memory = memory;
+            options.depths = depths;
+            build(&options, &Quiet).unwrap();
+            (dir, options.dir())
+        };
+        let files = |dir: &std::path::Path,
+                     path: fn(&std::path::Path, u32) -> std::path::PathBuf| {
+            (0..=max)
+                .map(|n| std::fs::read(path(dir, n)).unwrap())
+                .collect::<Vec<_>>()
+        };
+        let (_fast, fast) = built(MemoryMode::Fast, true);
+        let (_lean, lean) = built(MemoryMode::Lean, true);
+        let (_plain, plain) = built(MemoryMode::Fast, false);
+        assert!(
+            files(&fast, depth_path) == files(&lean, depth_path),
+            "{}",
+            rules.id()
+        );
+        assert!(
+            files(&fast, level_path) == files(&plain, level_path),
+            "{}",
+            rules.id()
+        );
+        assert!(!depth_path(&plain, max).exists());
+
+        let expected = solved_with_depths(&rules, max);
+        for (n, (_, depths)) in expected.iter().enumerate() {
+            let table = Table::<Depth>::open(&depth_path(&fast, n as u32), None).unwrap();
+            let symbols = table.decode_all().unwrap();
+            let read: Vec<u16> = symbols
+                .chunks(Depth::WIDTH)
+                .map(|pair| Depth::read(n as u32, pair).0.unwrap_or(NO_DEPTH))
+                .collect();
+            assert!(&read == depths, "{} level {n}", rules.id());
+        }
+
+        let mut options = BuildOptions::new(plain.parent().unwrap(), rules, max);
+        options.depths = true;
+        build(&options, &Quiet).unwrap();
+        assert!(
+            files(&plain, depth_path) == files(&fast, depth_path),
+            "{}",
+            rules.id()
+        );
+        assert!(
+            files(&plain, level_path) == files(&fast, level_path),
+            "{}",
+            rules.id()
+        );
+    }
+}
