@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use mancala_core::{Cycles, Rules};
 
 use crate::error::FormatError;
+use crate::kind::{Stores, TableKind};
 
 /// What a forced tables' directory name adds to the rule-set id.
 const FORCED_SUFFIX: &str = "-forced";
@@ -28,6 +29,15 @@ pub fn depth_file_name(level: u32) -> String {
 /// `dir`.
 pub fn depth_path(dir: &Path, level: u32) -> PathBuf {
     dir.join(depth_file_name(level))
+}
+
+/// The path of level `level`'s table of kind `K` in a rule set's directory
+/// `dir`: its values ([`level_path`]) or its depths ([`depth_path`]).
+pub fn table_path<K: TableKind>(dir: &Path, level: u32) -> PathBuf {
+    match K::STORES {
+        Stores::Values => level_path(dir, level),
+        Stores::Depths => depth_path(dir, level),
+    }
 }
 
 /// The directory name of `rules`' tables of kind `cycles`: `oware-6` for

@@ -52,7 +52,7 @@ pub use huge_pages::filled_on_huge_pages;
 pub use kind::{symbols_per_position, Depth, Even, Forced, KindId, Plies, Stores, TableKind};
 pub use layout::{
     depth_file_name, depth_path, dir_name, level_file_name, level_files, level_path,
-    levels_available, levels_present, parse_dir_name, rule_sets, tables_dir,
+    levels_available, levels_present, parse_dir_name, rule_sets, table_path, tables_dir,
 };
 pub use levels::{new_mapped_file, prefetch, Levels, Scratch, MAPPED_MIN_POSITIONS};
 pub use order::{flip_gathered_bytes, Order};

@@ -10,8 +10,8 @@ use mancala_core::{
     MAX_PITS,
 };
 use mancala_format::{
-    level_path, levels_available, tables_dir, Access, EntryReader, Even, Forced, FormatError,
-    Table, TableId, TableKind, Window,
+    depth_path, levels_available, table_path, tables_dir, Access, Depth, EntryReader, Even, Forced,
+    FormatError, Stores, Table, TableId, TableKind, Window,
 };
 
 use crate::cache::BlockCache;
@@ -80,7 +80,7 @@ impl<K: TableKind> Tablebase<K> {
     ) -> Result<Tablebase<K>> {
         let root = root.as_ref().to_path_buf();
         let dir = tables_dir(&root, &rules, K::CYCLES);
-        let available = levels_available(&dir, &rules, MAX_LEVEL);
+        let available = available::<K>(&dir, &rules);
         let mut levels: Vec<_> = (0..available.last().map_or(0, |&max| max + 1))
             .map(|_| None)
             .collect();
@@ -166,7 +166,7 @@ impl<K: TableKind> Tablebase<K> {
             rules: self.rules,
             level: n,
         };
-        let table = Table::open_with(&level_path(&self.dir, n), Some(expected), self.access)
+        let table = Table::open_with(&table_path::<K>(&self.dir, n), Some(expected), self.access)
             .map_err(|source| self.table_error(n, source))?;
         Ok(cell.get_or_init(|| table))
     }
@@ -176,7 +176,7 @@ impl<K: TableKind> Tablebase<K> {
     /// or levels were added or removed. A process that must follow its
     /// files opens the tables afresh then.
     pub fn changed_on_disk(&self) -> bool {
-        levels_available(&self.dir, &self.rules, MAX_LEVEL) != self.available
+        available::<K>(&self.dir, &self.rules) != self.available
             || self
                 .levels
                 .iter()
@@ -286,6 +286,27 @@ impl Tablebase<Even> {
                 })
                 .collect(),
         }
+    }
+}
+
+/// The levels of kind `K` that the files in `dir` answer for: a level of
+/// values with those of every level it needs, a level of depths alone (a
+/// depth probe reads its own level's table only).
+fn available<K: TableKind>(dir: &Path, rules: &Rules) -> Vec<u32> {
+    match K::STORES {
+        Stores::Values => levels_available(dir, rules, MAX_LEVEL),
+        Stores::Depths => (0..=MAX_LEVEL)
+            .filter(|&n| depth_path(dir, n).is_file())
+            .collect(),
+    }
+}
+
+impl Tablebase<Depth> {
+    /// The depth to conversion of `pos` (`docs/RULES.md`), in plies: `None`
+    /// where it has none (a position worth 0).
+    pub fn depth(&self, pos: &Position) -> Result<Option<u16>> {
+        let n = pos.stones();
+        Ok(Depth::read(n, &self.symbols_of(pos)?).0)
     }
 }
 

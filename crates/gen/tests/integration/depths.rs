@@ -389,3 +389,33 @@ fn a_build_writes_depth_tables_the_same_in_every_mode() {
         );
     }
 }
+
+/// A tablebase of depth tables answers every position's depth as the
+/// build found it, and none where no depth table was written.
+#[test]
+fn a_tablebase_probes_depths() {
+    use mancala_gen::{build, BuildOptions, Quiet};
+    use mancala_probe::{Depth, Tablebase};
+
+    let rules = Rules::new(Variant::Oware, 6).unwrap();
+    let max = 8;
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = BuildOptions::new(dir.path(), rules, max);
+    options.depths = true;
+    build(&options, &Quiet).unwrap();
+    let depths: Tablebase<Depth> = Tablebase::open(dir.path(), rules).unwrap();
+    assert_eq!(depths.levels(), (0..=max).collect::<Vec<_>>());
+    let expected = solved_with_depths(&rules, max);
+    for (n, (_, plies)) in expected.iter().enumerate() {
+        let index = LevelIndex::new(rules.pits(), n as u32);
+        for (at, &plies) in plies.iter().enumerate().step_by(7) {
+            let pos = index.unrank(at as u64);
+            let wanted = (plies != NO_DEPTH).then_some(plies);
+            assert_eq!(depths.depth(&pos).unwrap(), wanted, "{pos}");
+        }
+    }
+    std::fs::remove_file(mancala_format::depth_path(&options.dir(), max)).unwrap();
+    let depths: Tablebase<Depth> = Tablebase::open(dir.path(), rules).unwrap();
+    let top = LevelIndex::new(rules.pits(), max).unrank(0);
+    assert!(depths.depth(&top).is_err(), "a depth without its table");
+}
