@@ -3,18 +3,24 @@
 //! line, JSON: [`crate::json`]).
 
 use std::fmt::Write as _;
+use std::path::Path;
 
 use mancala_core::{push_decimal, Bounds, MoveBounds, MoveValue, Position, Rules};
 use mancala_format::FormatError;
-use mancala_probe::{Even, Forced, TableKind, Tablebase};
+use mancala_probe::{Depth, Even, Forced, TableKind, Tablebase};
 use rayon::prelude::*;
 
 use crate::hint;
 
 /// What the tables say about a position.
 pub enum Answer {
-    /// Even tables: the value and the value of each move (none: terminal).
-    Value { value: i32, moves: Vec<MoveValue> },
+    /// Even tables: the value and the value of each move (none: terminal),
+    /// with their depths where depth tables are present.
+    Value {
+        value: i32,
+        moves: Vec<MoveValue>,
+        depths: Option<Depths>,
+    },
     /// Forced tables: the bounds of the position and of each move, and the
     /// stones already captured for the verdicts.
     Forced {
@@ -22,6 +28,15 @@ pub enum Answer {
         moves: Vec<MoveBounds>,
         captured: (u32, u32),
     },
+}
+
+/// Depths to conversion (`docs/RULES.md`) of a position and of each of its
+/// moves, in plies: a move that leaves the level converts at once (1),
+/// another takes one more than its child's depth. `None` where there is
+/// none (worth 0).
+pub struct Depths {
+    pub position: Option<u16>,
+    pub moves: Vec<Option<u16>>,
 }
 
 /// One answered position.
@@ -121,7 +136,11 @@ impl Answering for Even {
         Ok(tb
             .values_and_moves(positions)?
             .into_iter()
-            .map(|(value, moves)| Answer::Value { value, moves })
+            .map(|(value, moves)| Answer::Value {
+                value,
+                moves,
+                depths: None,
+            })
             .collect())
     }
 
@@ -133,6 +152,7 @@ impl Answering for Even {
         Ok(Answer::Value {
             value: tb.value(position)?,
             moves: tb.move_values(position)?,
+            depths: None,
         })
     }
 }
@@ -175,16 +195,21 @@ fn covered<K: TableKind>(tb: &Tablebase<K>, text: &str) -> Result<Position, Fail
 /// lookups).
 pub fn answer_one<K: Answering>(
     tb: &Tablebase<K>,
+    depths: Option<&Tablebase<Depth>>,
     captured: (u32, u32),
     text: &str,
 ) -> Result<Analysed, Failure> {
     let position = covered(tb, text)?;
     let answer = K::answer(tb, &position, captured).map_err(|e| Failure::of_probe(&e))?;
-    Ok(Analysed {
+    let mut analysed = Analysed {
         rules: *tb.rules(),
         position,
         answer,
-    })
+    };
+    if let Some(depths) = depths {
+        analysed.add_depths(depths)?;
+    }
+    Ok(analysed)
 }
 
 /// Answers many positions with batched probes (each table block is read
@@ -192,6 +217,7 @@ pub fn answer_one<K: Answering>(
 /// failure in place of each position that has no answer.
 pub fn answer_many<K: Answering>(
     tb: &Tablebase<K>,
+    depths: Option<&Tablebase<Depth>>,
     captured: (u32, u32),
     texts: &[&str],
 ) -> Vec<Result<Analysed, Failure>> {
@@ -212,7 +238,7 @@ pub fn answer_many<K: Answering>(
             .collect(),
     };
     let mut answers = answers.into_iter();
-    checked
+    let mut analysed: Vec<Result<Analysed, Failure>> = checked
         .into_iter()
         .map(|position| {
             let position = position?;
@@ -223,7 +249,25 @@ pub fn answer_many<K: Answering>(
                 answer,
             })
         })
-        .collect()
+        .collect();
+    if let Some(depths) = depths {
+        analysed.par_iter_mut().for_each(|result| {
+            if let Ok(a) = result {
+                if let Err(failure) = a.add_depths(depths) {
+                    *result = Err(failure);
+                }
+            }
+        });
+    }
+    analysed
+}
+
+/// The depth tables beside the even tables of `rules` under `root`, if
+/// any level has one.
+pub fn open_depths(root: &Path, rules: Rules, cache_bytes: usize) -> Option<Tablebase<Depth>> {
+    Tablebase::<Depth>::open_with_cache(root, rules, cache_bytes)
+        .ok()
+        .filter(|tb| !tb.levels().is_empty())
 }
 
 impl Analysed {
@@ -235,16 +279,68 @@ impl Analysed {
         }
     }
 
-    /// The best moves' letters (even tables; none for forced ones).
-    pub fn best(&self) -> impl Iterator<Item = char> + '_ {
-        let (value, moves): (i32, &[MoveValue]) = match &self.answer {
-            Answer::Value { value, moves } => (*value, moves),
-            Answer::Forced { .. } => (0, &[]),
+    /// Adds the depths of the position and its moves from `tb`, if it
+    /// holds the position's level (even tables only).
+    pub fn add_depths(&mut self, tb: &Tablebase<Depth>) -> Result<(), Failure> {
+        let n = self.position.stones();
+        let Answer::Value { depths, .. } = &mut self.answer else {
+            return Ok(());
         };
-        moves
+        if !tb.has_level(n) {
+            return Ok(());
+        }
+        let failed = |e: mancala_probe::Error| Failure::of_probe(&e);
+        let mut moves = Vec::new();
+        let mut found = Ok(());
+        self.rules.for_each_move(&self.position, |m| {
+            let depth = if m.leaves_level() {
+                Ok(Some(1))
+            } else {
+                tb.depth(&m.child).map(|d| d.map(|d| d + 1))
+            };
+            match depth {
+                Ok(depth) => moves.push(depth),
+                Err(e) => found = Err(e),
+            }
+        });
+        found.map_err(failed)?;
+        *depths = Some(Depths {
+            position: tb.depth(&self.position).map_err(failed)?,
+            moves,
+        });
+        Ok(())
+    }
+
+    /// The best moves' letters (even tables; none for forced ones): the
+    /// moves that keep the value; with depths, the side ahead's nearest
+    /// conversion first, the other side's farthest first, so that
+    /// following the first always realizes the value.
+    pub fn best(&self) -> impl Iterator<Item = char> + '_ {
+        let (value, moves, depths): (i32, &[MoveValue], _) = match &self.answer {
+            Answer::Value {
+                value,
+                moves,
+                depths,
+            } => (*value, moves, depths.as_ref()),
+            Answer::Forced { .. } => (0, &[], None),
+        };
+        let mut best: Vec<(usize, &MoveValue)> = moves
             .iter()
-            .filter(move |m| m.value == value)
-            .map(|m| m.letter())
+            .enumerate()
+            .filter(|(_, m)| m.value == value)
+            .collect();
+        if let Some(depths) = depths.filter(|_| value != 0) {
+            // Stable: moves as near (or as far) stay in pit order.
+            best.sort_by_key(|&(k, _)| {
+                let plies = depths.moves[k].map_or(i64::MAX, i64::from);
+                if value > 0 {
+                    plies
+                } else {
+                    -plies
+                }
+            });
+        }
+        best.into_iter().map(|(_, m)| m.letter())
     }
 
     /// Appends the line for batches: position, value, then each move as
@@ -256,7 +352,7 @@ impl Analysed {
         out.push(' ');
         match &self.answer {
             // By hand: `write!` would be a third of a batch's time.
-            Answer::Value { value, moves } => {
+            Answer::Value { value, moves, .. } => {
                 push_signed(out, *value);
                 for m in moves {
                     out.push(' ');
@@ -296,7 +392,11 @@ impl Analysed {
             self.position.picture()
         );
         let moves: Vec<String> = match &self.answer {
-            Answer::Value { value, moves } => {
+            Answer::Value {
+                value,
+                moves,
+                depths,
+            } => {
                 text += &match value {
                     0 => "value: 0 (an even split of the remaining stones)\n".to_string(),
                     v => format!(
@@ -305,15 +405,26 @@ impl Analysed {
                         v.abs()
                     ),
                 };
+                if let Some(plies) = depths.as_ref().and_then(|d| d.position) {
+                    let s = if plies == 1 { "" } else { "s" };
+                    text += &format!("converts in {plies} ply{s} (depth to conversion)\n");
+                }
+                // With depths, the first best move is the one that converts.
+                let first_best = depths.as_ref().and_then(|_| self.best().next());
                 moves
                     .iter()
-                    .map(|m| {
-                        format!(
-                            "{} {:+}{}",
-                            m.letter(),
-                            m.value,
+                    .enumerate()
+                    .map(|(k, m)| {
+                        let depth = depths
+                            .as_ref()
+                            .and_then(|d| d.moves[k])
+                            .map_or(String::new(), |plies| format!(" ({plies})"));
+                        let mark = if Some(m.letter()) == first_best {
+                            "**"
+                        } else {
                             best_mark(m.value == *value)
-                        )
+                        };
+                        format!("{} {:+}{depth}{mark}", m.letter(), m.value)
                     })
                     .collect()
             }
@@ -343,6 +454,14 @@ impl Analysed {
         };
         if self.terminal() {
             text += "game over: no legal move";
+        } else if let Answer::Value {
+            depths: Some(_), ..
+        } = self.answer
+        {
+            text += &format!(
+                "moves: {}   (* = keeps the value, ** = the one to play; (n) = plies to conversion)",
+                moves.join("  ")
+            );
         } else if matches!(self.answer, Answer::Value { .. }) {
             text += &format!("moves: {}   (* = best)", moves.join("  "));
         } else {

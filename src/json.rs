@@ -21,6 +21,10 @@ pub struct ValueJson {
     pits: usize,
     stones: u32,
     value: i32,
+    /// Plies to conversion, `null` where there is none; left out where no
+    /// depth table holds the level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    depth: Option<Option<u16>>,
     terminal: bool,
     moves: Vec<MoveJson>,
     best: Vec<char>,
@@ -32,6 +36,9 @@ struct MoveJson {
     #[serde(rename = "move")]
     letter: char,
     value: i32,
+    /// As [`ValueJson`]'s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    depth: Option<Option<u16>>,
 }
 
 /// A forced table's answer for one position.
@@ -129,18 +136,25 @@ pub fn result(analysed: &Result<Analysed, Failure>, text: &str) -> ResultJson {
 pub fn position(a: &Analysed) -> PositionJson {
     let n = a.position.stones();
     match &a.answer {
-        Answer::Value { value, moves } => PositionJson::Value(ValueJson {
+        Answer::Value {
+            value,
+            moves,
+            depths,
+        } => PositionJson::Value(ValueJson {
             position: a.position.to_string(),
             rules: a.rules.variant().name(),
             pits: a.rules.pits(),
             stones: n,
             value: *value,
+            depth: depths.as_ref().map(|d| d.position),
             terminal: a.terminal(),
             moves: moves
                 .iter()
-                .map(|m| MoveJson {
+                .enumerate()
+                .map(|(k, m)| MoveJson {
                     letter: m.letter(),
                     value: m.value,
+                    depth: depths.as_ref().map(|d| d.moves[k]),
                 })
                 .collect(),
             best: a.best().collect(),

@@ -50,7 +50,7 @@ use hyper_util::service::TowerToHyperService;
 use mancala_core::{parse_move, Cycles, GameState, Position, Rules, Side, Variant};
 use mancala_engine::{Engine, Limits};
 use mancala_format::rule_sets;
-use mancala_probe::{Access, Forced, TableKind, Tablebase, DEFAULT_CACHE_BYTES};
+use mancala_probe::{Access, Depth, Even, Forced, TableKind, Tablebase, DEFAULT_CACHE_BYTES};
 use serde::Deserialize;
 use serde_json::{json, Value as JsonValue};
 use tokio::sync::Semaphore;
@@ -203,8 +203,68 @@ struct Shared {
     root: PathBuf,
     /// The root as it appears inside a JSON string, for [`served_paths`].
     root_in_json: String,
-    open: RwLock<HashMap<Rules, Arc<Tablebase>>>,
+    open: Opened<Even>,
+    /// The depth tables beside the even ones, where there are any.
+    depths: Opened<Depth>,
     searches: Semaphore,
+}
+
+/// Tablebases of one kind, by rule set, opened on first use.
+struct Opened<K: TableKind>(RwLock<HashMap<Rules, Arc<Tablebase<K>>>>);
+
+impl<K: TableKind> Opened<K> {
+    fn new() -> Opened<K> {
+        Opened(RwLock::new(HashMap::new()))
+    }
+
+    /// The tablebase of `rules` under `root`, opened on first use. Opening
+    /// maps nothing yet (levels are mapped when probed), so a rule set
+    /// without tables is an empty tablebase whose probes are
+    /// `OutOfRange`; it is not kept, so that requests for rule sets without
+    /// tables cannot pile up block caches, and tables built later are
+    /// found.
+    fn get(
+        &self,
+        root: &std::path::Path,
+        rules: Rules,
+    ) -> mancala_probe::Result<Arc<Tablebase<K>>> {
+        if let Some(tb) = self.read().get(&rules) {
+            return Ok(tb.clone());
+        }
+        // Read, not mapped: files that change under the server give errors
+        // for the positions that need them, never a fault.
+        let tb = Tablebase::open_with(root, rules, DEFAULT_CACHE_BYTES, Access::Read)?;
+        let tb = Arc::new(tb);
+        if tb.max_level().is_none() {
+            return Ok(tb);
+        }
+        let mut open = self.0.write().unwrap_or_else(|e| e.into_inner());
+        Ok(open.entry(rules).or_insert(tb).clone())
+    }
+
+    /// Forgets every tablebase whose files changed on disk, so that the next
+    /// request opens them afresh; requests under way finish on the old ones.
+    fn forget_changed(&self) {
+        let changed: Vec<Rules> = self
+            .read()
+            .iter()
+            .filter(|(_, tb)| tb.changed_on_disk())
+            .map(|(rules, _)| *rules)
+            .collect();
+        if !changed.is_empty() {
+            let mut open = self.0.write().unwrap_or_else(|e| e.into_inner());
+            for rules in changed {
+                open.remove(&rules);
+            }
+        }
+    }
+
+    /// The map of open tablebases; a panicking request cannot leave it
+    /// half-updated (every change is one insert or removal), so poisoning
+    /// is ignored.
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<Rules, Arc<Tablebase<K>>>> {
+        self.0.read().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 impl Shared {
@@ -217,53 +277,27 @@ impl Shared {
         Shared {
             root_in_json: quoted[1..quoted.len() - 1].to_string(),
             root,
-            open: RwLock::new(HashMap::new()),
+            open: Opened::new(),
+            depths: Opened::new(),
             searches: Semaphore::new(CONCURRENT_SEARCHES),
         }
     }
 
-    /// The tablebase of `rules`, opened on first use. Opening maps nothing
-    /// yet (levels are mapped when probed), so a rule set without tables is
-    /// an empty tablebase whose probes are `OutOfRange`; it is not kept, so
-    /// that requests for rule sets without tables cannot pile up block
-    /// caches, and tables built later are found.
+    /// The even tablebase of `rules`, opened on first use ([`Opened`]).
     fn tablebase(&self, rules: Rules) -> Result<Arc<Tablebase>, ApiError> {
-        if let Some(tb) = self.read_open().get(&rules) {
-            return Ok(tb.clone());
-        }
-        // Read, not mapped: files that change under the server give errors
-        // for the positions that need them, never a fault.
-        let tb = Tablebase::open_with(&self.root, rules, DEFAULT_CACHE_BYTES, Access::Read)?;
-        let tb = Arc::new(tb);
-        if tb.max_level().is_none() {
-            return Ok(tb);
-        }
-        let mut open = self.open.write().unwrap_or_else(|e| e.into_inner());
-        Ok(open.entry(rules).or_insert(tb).clone())
+        Ok(self.open.get(&self.root, rules)?)
     }
 
-    /// Forgets every tablebase whose files changed on disk, so that the next
-    /// request opens them afresh; requests under way finish on the old ones.
+    /// The depth tables of `rules`, if any level has one.
+    fn depths(&self, rules: Rules) -> Option<Arc<Tablebase<Depth>>> {
+        let tb = self.depths.get(&self.root, rules).ok()?;
+        (!tb.levels().is_empty()).then_some(tb)
+    }
+
+    /// Forgets every tablebase whose files changed on disk.
     fn forget_changed(&self) {
-        let changed: Vec<Rules> = self
-            .read_open()
-            .iter()
-            .filter(|(_, tb)| tb.changed_on_disk())
-            .map(|(rules, _)| *rules)
-            .collect();
-        if !changed.is_empty() {
-            let mut open = self.open.write().unwrap_or_else(|e| e.into_inner());
-            for rules in changed {
-                open.remove(&rules);
-            }
-        }
-    }
-
-    /// The map of open tablebases; a panicking request cannot leave it
-    /// half-updated (every change is one insert or removal), so poisoning
-    /// is ignored.
-    fn read_open(&self) -> std::sync::RwLockReadGuard<'_, HashMap<Rules, Arc<Tablebase>>> {
-        self.open.read().unwrap_or_else(|e| e.into_inner())
+        self.open.forget_changed();
+        self.depths.forget_changed();
     }
 }
 
@@ -630,8 +664,9 @@ async fn position(
         .map_err(|_| ApiError::bad_request(format!("'{pits}' is not a pit count")))?;
     let rules = parse_rules(&variant, pits, query.empty_capture)?;
     let tb = shared.tablebase(rules)?;
+    let depths = shared.depths(rules);
     blocking(move || {
-        let analysed = answer_one(&*tb, (0, 0), &notation)?;
+        let analysed = answer_one(&*tb, depths.as_deref(), (0, 0), &notation)?;
         Ok(Json(to_value(json::position(&analysed))))
     })
     .await
@@ -765,7 +800,8 @@ async fn analyze(
                     positions.len()
                 )));
             }
-            blocking(move || analyze_batch(&tb, &positions)).await
+            let depths = shared.depths(rules);
+            blocking(move || analyze_batch(&tb, depths.as_deref(), &positions)).await
         }
         (None, Some(state)) => {
             let state = game_state(&rules, state)?;
@@ -785,11 +821,11 @@ async fn analyze(
 
 /// Answers a batch: every readable, covered position in one batched probe
 /// ([`answer_many`]), an error object in place of each other one.
-fn analyze_batch(tb: &Tablebase, texts: &[String]) -> ApiResult {
+fn analyze_batch(tb: &Tablebase, depths: Option<&Tablebase<Depth>>, texts: &[String]) -> ApiResult {
     let rules = *tb.rules();
     let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
     // Command-line advice means nothing to a client.
-    let answers = answer_many(tb, (0, 0), &texts)
+    let answers = answer_many(tb, depths, (0, 0), &texts)
         .into_iter()
         .map(|answer| answer.map_err(|f| Failure { hint: None, ..f }));
     let answers: Vec<_> = answers.collect();

@@ -9,10 +9,10 @@ use std::time::Duration;
 use anyhow::Result;
 use clap::Args;
 use mancala_core::{echoed, Cycles};
-use mancala_probe::{Even, Forced, Tablebase, DEFAULT_CACHE_BYTES};
+use mancala_probe::{Depth, Even, Forced, Tablebase, DEFAULT_CACHE_BYTES};
 use rayon::prelude::*;
 
-use crate::answer::{answer_many, Analysed, Answering, Failure};
+use crate::answer::{answer_many, open_depths, Analysed, Answering, Failure};
 use crate::args::{parse_captured, parse_cycles, parse_mib, RulesArgs};
 use crate::json;
 
@@ -53,14 +53,18 @@ pub fn run(args: QueryArgs) -> Result<bool> {
 fn query<K: Answering>(args: &QueryArgs) -> Result<bool> {
     let rules = args.rules.rules()?;
     let tb = Tablebase::<K>::open_with_cache(&args.dir, rules, args.cache_bytes)?;
+    let depths = (K::CYCLES == Cycles::Even)
+        .then(|| open_depths(&args.dir, rules, args.cache_bytes))
+        .flatten();
     let query = Query {
         tb: &tb,
+        depths: depths.as_ref(),
         captured: args.captured,
     };
     if let [text] = args.positions.as_slice() {
         if text != "-" && !args.json {
             // A lone position: its failure is the command's error.
-            let mut answers = answer_many(&tb, args.captured, &[text]);
+            let mut answers = answer_many(&tb, depths.as_ref(), args.captured, &[text]);
             match answers.pop().expect("one answer per position") {
                 Ok(analysed) => out!("{}", analysed.to_text()),
                 Err(failure) => anyhow::bail!(failure.text()),
@@ -142,6 +146,8 @@ impl<'a> Line<'a> {
 /// What a query reads and the stones already captured (for forced verdicts).
 struct Query<'a, K: Answering> {
     tb: &'a Tablebase<K>,
+    /// The depth tables beside even tables, if there are any.
+    depths: Option<&'a Tablebase<Depth>>,
     captured: (u32, u32),
 }
 
@@ -191,7 +197,7 @@ impl<K: Answering> Query<'_, K> {
                 Line::Bad { .. } => None,
             })
             .collect();
-        let mut answered = answer_many(self.tb, self.captured, &texts).into_iter();
+        let mut answered = answer_many(self.tb, self.depths, self.captured, &texts).into_iter();
         let analyses: Vec<Result<Analysed, Failure>> = lines
             .iter()
             .map(|line| match line {
@@ -297,7 +303,12 @@ pub fn answer_lines<K: Answering>(
     out: &mut impl Write,
 ) -> Result<bool> {
     let format = if json { Format::Json } else { Format::Line };
-    Query { tb, captured }.write_lines(format, bytes, out)
+    Query {
+        tb,
+        depths: None,
+        captured,
+    }
+    .write_lines(format, bytes, out)
 }
 
 /// Appends one answer, or the failure for `text`, as a line (a board

@@ -1283,3 +1283,73 @@ fn build_max_memory_picks_the_mode_that_fits() {
         );
     }
 }
+
+/// With depth tables built (`build --depth`), `query --json` gives each
+/// position's depth and each move's, and orders `best` by them: the first
+/// best move's depth is the position's (the side ahead's nearest
+/// conversion, the other side's farthest), and a position worth 0 has no
+/// depth. Without depth tables there is no `depth` key.
+#[test]
+fn query_gives_depths_and_orders_best_by_them() {
+    let dir = TempDir::new().unwrap();
+    let root = dir.path().to_str().unwrap();
+    let built = mancala_tb(&["build", "--stones", "7", "--depth", "--dir", root]);
+    assert!(built.status.success(), "{built:?}");
+    let index = LevelIndex::new(6, 7);
+    let input: String = (0..index.count())
+        .step_by(13)
+        .map(|at| format!("{}\n", index.unrank(at)))
+        .collect();
+    let answered = |dir: &str| {
+        let mut child = binary()
+            .args(["query", "--json", "--dir", dir, "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        json_lines(&String::from_utf8(out.stdout).unwrap())
+    };
+    let (mut ahead, mut behind) = (0, 0);
+    for answer in answered(root) {
+        let value = answer["value"].as_i64().unwrap();
+        let depth = &answer["depth"];
+        if value == 0 || answer["terminal"] == true {
+            assert!(value != 0 || depth.is_null(), "{answer}");
+            continue;
+        }
+        let first = answer["best"][0].as_str().unwrap();
+        let moves = answer["moves"].as_array().unwrap();
+        let chosen = moves.iter().find(|m| m["move"] == first).unwrap();
+        assert_eq!(&chosen["depth"], depth, "{answer}");
+        if value > 0 {
+            ahead += 1
+        } else {
+            behind += 1
+        }
+    }
+    assert!(
+        ahead > 100 && behind > 100,
+        "{ahead} ahead, {behind} behind"
+    );
+    for file in fs::read_dir(dir.path().join("oware-6")).unwrap() {
+        let path = file.unwrap().path();
+        if path
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("depth-")
+        {
+            fs::remove_file(path).unwrap();
+        }
+    }
+    assert!(answered(root).iter().all(|a| a.get("depth").is_none()));
+}
