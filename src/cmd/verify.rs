@@ -254,7 +254,7 @@ fn against_other(args: &VerifyArgs, against: &[String]) -> Result<bool> {
 
 /// The lines that report one verified level.
 fn check_lines<K: Recompute>(name: &str, c: &LevelCheck<K>) -> String {
-    let status = if c.ok() {
+    let status = if c.mismatches == 0 && c.histogram_ok {
         "ok".to_string()
     } else {
         format!("FAILED: {} mismatches", c.mismatches)
@@ -274,6 +274,18 @@ fn check_lines<K: Recompute>(name: &str, c: &LevelCheck<K>) -> String {
     }
     if !c.histogram_ok {
         lines += "\n    the header's histogram does not match the values";
+    }
+    if let Some(depths) = &c.depths {
+        let longest = depths.longest.map_or("none".into(), |d| d.to_string());
+        match &depths.first_mismatch {
+            None => lines += &format!(", depths ok (longest {longest} plies)"),
+            Some((pos, stored, expected)) => {
+                lines += &format!(
+                    "\n    depths FAILED: {} mismatches; first: {pos} stored {stored}, by the definition {expected}",
+                    depths.mismatches
+                )
+            }
+        }
     }
     lines
 }

@@ -24,8 +24,9 @@ use std::sync::Arc;
 
 use mancala_core::{Bounds, LevelIndex, Move, Position, Rules, MAX_PITS};
 use mancala_format::{
-    dir_name, flip_gathered_bytes, histogram, level_path, levels_available, tables_dir, Even,
-    Forced, FormatError, Levels, Scratch, Table, TableId, TableKind, MAPPED_MIN_POSITIONS,
+    depth_path, dir_name, flip_gathered_bytes, histogram, level_path, levels_available, tables_dir,
+    Depth, Even, Forced, FormatError, Levels, Plies, Scratch, Table, TableId, TableKind,
+    MAPPED_MIN_POSITIONS,
 };
 use rayon::prelude::*;
 
@@ -60,12 +61,29 @@ pub struct LevelCheck<K: TableKind> {
     pub histogram_ok: bool,
     /// Forced tables: positions whose bounds meet.
     pub exact: Option<u64>,
+    /// Even tables with a depth table for the level: its check.
+    pub depths: Option<DepthCheck>,
+}
+
+/// The check of a level's depth table (`docs/RULES.md`, "Depth to
+/// conversion"): each stored depth against the one the definition gives
+/// from the values and the stored depths of the children.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DepthCheck {
+    /// Positions whose stored depth differs from the definition's.
+    pub mismatches: u64,
+    /// The first one: position, stored depth, the definition's depth.
+    pub first_mismatch: Option<(Position, Plies, Plies)>,
+    /// The longest depth stored.
+    pub longest: Option<u16>,
 }
 
 impl<K: TableKind> LevelCheck<K> {
     /// Whether the level passed.
     pub fn ok(&self) -> bool {
-        self.mismatches == 0 && self.histogram_ok
+        self.mismatches == 0
+            && self.histogram_ok
+            && self.depths.as_ref().is_none_or(|d| d.mismatches == 0)
     }
 }
 
@@ -99,6 +117,17 @@ pub trait Recompute: TableKind {
     /// The entry of a terminal position of `stones` stones worth `value`
     /// to the mover.
     fn terminal(stones: u32, value: i32) -> Self::Entry;
+
+    /// Checks level `n`'s depth table in `dir`, if the kind has depths and
+    /// the table is there, against the values in `levels`.
+    fn check_depths(
+        _rules: &Rules,
+        _dir: &Path,
+        _n: u32,
+        _levels: &Levels<Self>,
+    ) -> Result<Option<DepthCheck>, VerifyError> {
+        Ok(None)
+    }
 }
 
 impl Recompute for Even {
@@ -115,6 +144,100 @@ impl Recompute for Even {
     fn terminal(_stones: u32, value: i32) -> i8 {
         value as i8
     }
+
+    fn check_depths(
+        rules: &Rules,
+        dir: &Path,
+        n: u32,
+        levels: &Levels<Even>,
+    ) -> Result<Option<DepthCheck>, VerifyError> {
+        let path = depth_path(dir, n);
+        if !path.exists() {
+            return Ok(None);
+        }
+        let expected = TableId {
+            rules: *rules,
+            level: n,
+        };
+        let table = Table::<Depth>::open(&path, Some(expected))?;
+        table.check_file_checksum()?;
+        let stored = table.decode_entries(&Levels::new())?;
+        Ok(Some(depth_mismatches(rules, n, levels, &stored)))
+    }
+}
+
+/// Checks every stored depth of level `n` (`stored`, the depth table's
+/// symbols) by the definition, from the values in `levels` and the
+/// children's stored depths: none where the value is 0, 0 at a terminal
+/// position, else over the moves that keep the value, 1 for one that
+/// leaves the level and one more than the child's depth for another, the
+/// least where the mover is ahead and the most where he is behind.
+fn depth_mismatches(rules: &Rules, n: u32, levels: &Levels<Even>, stored: &[i8]) -> DepthCheck {
+    let index = LevelIndex::new(rules.pits(), n);
+    let depth_at = |at: u64| {
+        let at = at as usize * Depth::WIDTH;
+        Depth::read(n, &stored[at..at + Depth::WIDTH])
+    };
+    let expected = |pos: &Position| -> Plies {
+        let value = levels.entry(pos) as i32;
+        if value == 0 {
+            return Plies(None);
+        }
+        let mut terms = Vec::with_capacity(MAX_PITS);
+        let terminal = rules.for_each_move(pos, |m| {
+            let worth = m.value_given_child(levels.entry(&m.child) as i32);
+            if worth == value {
+                let plies = if m.leaves_level() {
+                    Some(1)
+                } else {
+                    depth_at(index.rank(&m.child)).0.map(|d| u32::from(d) + 1)
+                };
+                // A child without a depth where it must have one: no
+                // depth is consistent.
+                terms.push(plies.unwrap_or(u32::MAX));
+            }
+        });
+        let plies = match terminal {
+            Some(_) => Some(0),
+            None if value > 0 => terms.iter().min().copied(),
+            None => terms.iter().max().copied(),
+        };
+        Plies(plies.and_then(|p| u16::try_from(p).ok()))
+    };
+    const CHUNK: u64 = 1 << 14;
+    let found = (0..index.count().div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|chunk| {
+            let first = chunk * CHUNK;
+            let mut check = DepthCheck {
+                mismatches: 0,
+                first_mismatch: None,
+                longest: None,
+            };
+            let count = CHUNK.min(index.count() - first);
+            for (at, pos) in (first..first + count).zip(index.positions_from(first)) {
+                let (stored, wanted) = (depth_at(at), expected(&pos));
+                check.longest = check.longest.max(stored.0);
+                if stored != wanted {
+                    check.mismatches += 1;
+                    check.first_mismatch.get_or_insert((pos, stored, wanted));
+                }
+            }
+            check
+        })
+        .reduce(
+            || DepthCheck {
+                mismatches: 0,
+                first_mismatch: None,
+                longest: None,
+            },
+            |a, b| DepthCheck {
+                mismatches: a.mismatches + b.mismatches,
+                first_mismatch: a.first_mismatch.or(b.first_mismatch),
+                longest: a.longest.max(b.longest),
+            },
+        );
+    found
 }
 
 impl Recompute for Forced {
@@ -308,6 +431,7 @@ pub fn verify_with<K: Recompute>(
             return Err(interrupted(n));
         }
         check.exact = table.header().exact_positions();
+        check.depths = K::check_depths(rules, &dir, n, &levels)?;
         report(&check);
         checks.push(check);
     }
@@ -333,6 +457,7 @@ fn check_level<K: Recompute>(
         first_mismatch,
         histogram_ok,
         exact: None,
+        depths: None,
     }
 }
 

@@ -419,3 +419,46 @@ fn a_tablebase_probes_depths() {
     let top = LevelIndex::new(rules.pits(), max).unrank(0);
     assert!(depths.depth(&top).is_err(), "a depth without its table");
 }
+
+/// `verify` checks depth tables by the definition: the built ones pass,
+/// and one with a single depth changed (every checksum right) fails, at
+/// that position or at a parent that relies on it.
+#[test]
+fn verify_fails_a_depth_table_with_one_depth_changed() {
+    use mancala_format::{depth_path, write_level, Depth, Header, Plies, Table, TableKind};
+    use mancala_gen::{build, BuildOptions, Quiet};
+    use mancala_verify::verify;
+
+    let rules = Rules::new(Variant::Oware, 6).unwrap();
+    let max = 9;
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = BuildOptions::new(dir.path(), rules, max);
+    options.depths = true;
+    build(&options, &Quiet).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let checks = verify::<Even>(dir.path(), &rules, 0, None, scratch.path(), |_| {}).unwrap();
+    assert!(checks.iter().all(|c| c.ok() && c.depths.is_some()));
+    assert!(checks[max as usize].depths.as_ref().unwrap().longest > Some(30));
+
+    let path = depth_path(&options.dir(), max);
+    let mut symbols = Table::<Depth>::open(&path, None)
+        .unwrap()
+        .decode_all()
+        .unwrap();
+    let changed = (0..symbols.len() / 2)
+        .find(|&at| Depth::read(max, &symbols[2 * at..2 * at + 2]).0 == Some(7))
+        .unwrap();
+    Depth::encode(
+        max,
+        Plies(Some(8)),
+        &mut symbols[2 * changed..2 * changed + 2],
+    );
+    let header = Header::for_symbols::<Depth>(&rules, max, &symbols, options.block_size());
+    write_level(&header, &symbols, &path).unwrap();
+    let checks = verify::<Even>(dir.path(), &rules, max, None, scratch.path(), |_| {}).unwrap();
+    let check = &checks[0];
+    assert!(!check.ok());
+    assert_eq!(check.mismatches, 0, "the values are intact");
+    let depths = check.depths.as_ref().unwrap();
+    assert!(depths.mismatches >= 1);
+}
