@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use mancala_format::{dir_name, level_file_name, Header, TableFile};
+use mancala_format::{depth_file_name, dir_name, level_file_name, Header, Stores, TableFile};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
@@ -60,10 +60,11 @@ fn table_files(root: &Path) -> Result<Vec<PathBuf>> {
 fn misplaced(path: &Path, header: &Header) -> Option<String> {
     let dir = path.parent()?.file_name()?.to_str()?;
     let name = path.file_name()?.to_str()?;
-    let belongs = (
-        dir_name(&header.rules, header.cycles),
-        level_file_name(header.level),
-    );
+    let file_name = match header.stores {
+        Stores::Values => level_file_name(header.level),
+        Stores::Depths => depth_file_name(header.level),
+    };
+    let belongs = (dir_name(&header.rules, header.cycles), file_name);
     (belongs.0 != dir || belongs.1 != name).then(|| {
         format!(
             "{}: misplaced table: its header says {}/{}",
@@ -143,7 +144,11 @@ pub fn run(args: InfoArgs) -> Result<bool> {
             }
             continue;
         }
-        let id = dir_name(&h.rules, h.cycles);
+        let depths = h.stores == Stores::Depths;
+        let id = match depths {
+            false => dir_name(&h.rules, h.cycles),
+            true => format!("{} depths", dir_name(&h.rules, h.cycles)),
+        };
         let summary = LevelSummary::of(&table);
         let bits = summary.bits_per_position();
         let (exact, exact_share) = (summary.exact, summary.exact_share());
@@ -154,6 +159,7 @@ pub fn run(args: InfoArgs) -> Result<bool> {
                     "file": path.display().to_string(),
                     "rules": h.rules.variant().name(), "pits": h.rules.pits(),
                     "empty_capture": h.rules.empty_capture(), "cycles": h.cycles.name(),
+                    "kind": h.kind().name(),
                     "level": h.level, "positions": h.positions, "bytes": table.bytes(),
                     "bits_per_position": bits, "block_size": h.block_size,
                     "value_encoding": h.encoding_name(), "checksum": checksum,
@@ -165,6 +171,9 @@ pub fn run(args: InfoArgs) -> Result<bool> {
             );
         } else {
             let values = match (exact, exact_share) {
+                _ if depths => {
+                    "depths to conversion (verify checks them and tells the longest)".into()
+                }
                 (Some(exact), Some(share)) => format!(
                     "forced bounds meet on {exact} of {} positions ({:.2}%)",
                     h.positions,
@@ -186,6 +195,10 @@ pub fn run(args: InfoArgs) -> Result<bool> {
                 h.positions,
                 table.bytes(),
             );
+        }
+        if depths {
+            // The chart draws values.
+            continue;
         }
         sets.entry(id)
             .or_insert_with(|| TableSet {
