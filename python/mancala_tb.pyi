@@ -172,6 +172,15 @@ class Tablebase:
         """Values of an ``(N, 2P)`` integer array of positions, on every core."""
     def move_values_many(self, positions: npt.NDArray[np.integer]) -> npt.NDArray[np.int8]:
         """``(N, P)`` move values, ``ILLEGAL`` where a pit is no legal move."""
+    @property
+    def has_depths(self) -> bool:
+        """Whether depth tables (``build(..., depth=True)``) are there."""
+    def depth(self, position: _PositionLike) -> Optional[int]:
+        """Plies to conversion (docs/RULES.md); None where the value is 0."""
+    def depths(self, positions: npt.NDArray[np.integer]) -> npt.NDArray[np.int16]:
+        """Depths of an ``(N, 2P)`` integer array of positions, -1 where none."""
+    def best_move(self, position: _PositionLike) -> Optional[int]:
+        """The pit that realizes the value (by depth where depth tables are there)."""
     def close(self) -> None: ...
     def __enter__(self: _Self) -> _Self: ...
     def __exit__(
@@ -334,6 +343,7 @@ def build(
     force: bool = False,
     progress: Union[bool, Callable[[int, int, int], object], None] = None,
     top_only: bool = False,
+    depth: bool = False,
 ) -> list[LevelReport]:
     """Builds levels 0..=stones (reusing valid ones; top_only: stones and the
     levels it needs); Ctrl-C stops it cleanly."""

@@ -41,7 +41,7 @@ const TICK: Duration = Duration::from_millis(100);
 /// whole build). Ctrl-C stops the build, keeping the levels written; the
 /// same call then resumes. Returns one report per level.
 #[pyfunction]
-#[pyo3(signature = (directory, stones, rules = None, pits = 6, empty_capture = true, cycles = "even", encoding = "full", force = false, progress = None, top_only = false))]
+#[pyo3(signature = (directory, stones, rules = None, pits = 6, empty_capture = true, cycles = "even", encoding = "full", force = false, progress = None, top_only = false, depth = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn build(
     py: Python<'_>,
@@ -55,6 +55,7 @@ pub fn build(
     force: bool,
     progress: Option<&Bound<'_, PyAny>>,
     top_only: bool,
+    depth: bool,
 ) -> PyResult<Vec<PyLevelReport>> {
     let rules = rules_arg(rules, pits, empty_capture)?;
     let mut options = BuildOptions::new(directory, rules, stones);
@@ -66,6 +67,7 @@ pub fn build(
     })?;
     options.force = force;
     options.top_only = top_only;
+    options.depths = depth;
     let stop = Arc::new(AtomicBool::new(false));
     options.interrupt = Some(stop.clone());
     options.validate().map_err(build_error)?;
@@ -221,6 +223,7 @@ fn build_error(error: BuildError) -> PyErr {
         BuildError::Io { .. } | BuildError::ScratchDamaged { .. } => PyOSError::new_err(message),
         BuildError::Format(_) => CorruptedTableError::new_err(message),
         BuildError::TooManyStones { .. }
+        | BuildError::DepthsOfForcedBounds
         | BuildError::BlockSize { .. }
         | BuildError::Mismatch { .. }
         | BuildError::NotAcrossRanks { .. } => PyValueError::new_err(message),

@@ -11,7 +11,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 use mancala_core::{Cycles, Position, Rules};
-use mancala_probe::{Even, Forced, Tablebase};
+use mancala_probe::{Depth, Even, Forced, Tablebase};
 
 use crate::batch::with_positions;
 use crate::errors::{probe_error, MissingTableError};
@@ -20,9 +20,10 @@ use crate::rules::{position_of, rules_arg, PyRules};
 /// What `move_values_many` puts where a pit is not a legal move.
 pub const ILLEGAL: i8 = i8::MIN;
 
-/// The open tables of either kind.
+/// The open tables of either kind; even ones with their depth tables, if
+/// any level has one.
 pub(crate) enum Tables {
-    Even(Tablebase<Even>),
+    Even(Tablebase<Even>, Option<Tablebase<Depth>>),
     Forced(Tablebase<Forced>),
 }
 
@@ -60,9 +61,22 @@ impl Tables {
     /// The even tables, or a TypeError naming what forced tables answer.
     pub(crate) fn even(&self) -> PyResult<&Tablebase<Even>> {
         match self {
-            Tables::Even(tb) => Ok(tb),
+            Tables::Even(tb, _) => Ok(tb),
             Tables::Forced(_) => Err(PyTypeError::new_err(
                 "these are forced-bound tables (cycles=\"forced\"): ask bounds() or verdict()",
+            )),
+        }
+    }
+
+    /// The depth tables, or an error saying there are none.
+    fn depths(&self) -> PyResult<&Tablebase<Depth>> {
+        match self {
+            Tables::Even(_, Some(depths)) => Ok(depths),
+            Tables::Even(_, None) => Err(MissingTableError::new_err(
+                "no depth tables here: build them with build(..., depth=True) or `mancala-tb build --depth`",
+            )),
+            Tables::Forced(_) => Err(PyTypeError::new_err(
+                "these are forced-bound tables (cycles=\"forced\"): depths are of even values",
             )),
         }
     }
@@ -71,7 +85,7 @@ impl Tables {
     fn forced(&self) -> PyResult<&Tablebase<Forced>> {
         match self {
             Tables::Forced(tb) => Ok(tb),
-            Tables::Even(_) => Err(PyTypeError::new_err(
+            Tables::Even(..) => Err(PyTypeError::new_err(
                 "these are even-value tables: ask value() or move_values(); bounds need cycles=\"forced\"",
             )),
         }
@@ -102,7 +116,7 @@ impl PyTablebase {
     #[getter]
     fn max_level(&self) -> PyResult<Option<u32>> {
         Ok(match &*self.tables()? {
-            Tables::Even(tb) => tb.max_level(),
+            Tables::Even(tb, _) => tb.max_level(),
             Tables::Forced(tb) => tb.max_level(),
         })
     }
@@ -113,7 +127,7 @@ impl PyTablebase {
     #[getter]
     fn levels(&self) -> PyResult<Vec<u32>> {
         Ok(match &*self.tables()? {
-            Tables::Even(tb) => tb.levels().to_vec(),
+            Tables::Even(tb, _) => tb.levels().to_vec(),
             Tables::Forced(tb) => tb.levels().to_vec(),
         })
     }
@@ -149,6 +163,87 @@ impl PyTablebase {
         let tables = self.tables()?;
         let moves = tables.even()?.move_values(&pos).map_err(probe_error)?;
         Ok(moves.iter().map(|m| (m.pit, m.value)).collect())
+    }
+
+    /// Whether depth tables (`build(..., depth=True)`) are there.
+    #[getter]
+    fn has_depths(&self) -> PyResult<bool> {
+        Ok(matches!(&*self.tables()?, Tables::Even(_, Some(_))))
+    }
+
+    /// The depth to conversion of `position`: the plies until the side
+    /// ahead realizes the value by a capture, when it hurries and the
+    /// other side stalls, both keeping the value (`docs/RULES.md`); None
+    /// where the value is 0. Raises MissingTableError without a depth
+    /// table for its level.
+    fn depth(&self, position: &Bound<'_, PyAny>) -> PyResult<Option<u16>> {
+        let pos = self.position(position)?;
+        let tables = self.tables()?;
+        tables.depths()?.depth(&pos).map_err(probe_error)
+    }
+
+    /// The depths of many positions: `(N, 2P)` integers in, `int16` of
+    /// shape `(N,)` out, -1 where a position has no depth. Runs on every
+    /// core without the GIL.
+    fn depths<'py>(
+        &self,
+        py: Python<'py>,
+        positions: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray1<i16>>> {
+        let tables = self.tables()?;
+        let tb = tables.depths()?;
+        let depths = with_positions(positions, self.rules.pits(), |positions| {
+            use rayon::prelude::*;
+            positions
+                .par_iter()
+                .map(|pos| {
+                    let depth = tb.depth(pos).map_err(probe_error)?;
+                    Ok(depth.map_or(-1, |d| d as i16))
+                })
+                .collect::<PyResult<Vec<i16>>>()
+        })?;
+        Ok(depths.into_pyarray(py))
+    }
+
+    /// The legal move that realizes the value: among the moves that keep
+    /// it, with depth tables the side ahead's nearest conversion (the
+    /// other side's farthest), else the first. None when the game is over.
+    fn best_move(&self, position: &Bound<'_, PyAny>) -> PyResult<Option<u8>> {
+        let pos = self.position(position)?;
+        let tables = self.tables()?;
+        let tb = tables.even()?;
+        let value = tb.value(&pos).map_err(probe_error)?;
+        let depths = tables.depths().ok();
+        let rules = self.rules;
+        let mut best: Option<(i64, u8)> = None;
+        let mut failed = Ok(());
+        rules.for_each_move(&pos, |m| {
+            let keeps = tb
+                .value(&m.child)
+                .map(|child| m.value_given_child(child) == value);
+            let plies = match (keeps, depths) {
+                (Ok(false), _) => return,
+                (Err(e), _) => {
+                    failed = Err(e);
+                    return;
+                }
+                (Ok(true), None) => 0,
+                (Ok(true), Some(_)) if m.leaves_level() => 1,
+                (Ok(true), Some(depths)) => match depths.depth(&m.child) {
+                    Ok(depth) => depth.map_or(i64::MAX, |d| i64::from(d) + 1),
+                    Err(e) => {
+                        failed = Err(e);
+                        return;
+                    }
+                },
+            };
+            let rank = if value >= 0 { plies } else { -plies };
+            if best.is_none_or(|(r, _)| rank < r) {
+                best = Some((rank, m.pit));
+            }
+        });
+        failed.map_err(probe_error)?;
+        Ok(best.map(|(_, pit)| pit))
     }
 
     /// Forced tables: `(mover, opponent)`, the stones of the board each
@@ -262,7 +357,11 @@ pub fn open_tablebase(
     })?;
     let tables = match cycles {
         Cycles::Even => {
-            Tables::Even(Tablebase::open_with_cache(&directory, rules, cache).map_err(probe_error)?)
+            let depths = Tablebase::<Depth>::open_with_cache(&directory, rules, cache)
+                .ok()
+                .filter(|tb| !tb.levels().is_empty());
+            let tb = Tablebase::open_with_cache(&directory, rules, cache).map_err(probe_error)?;
+            Tables::Even(tb, depths)
         }
         Cycles::Forced => Tables::Forced(
             Tablebase::open_with_cache(&directory, rules, cache).map_err(probe_error)?,

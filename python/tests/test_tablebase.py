@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import mancala_tb
-from conftest import FORCED, RULE_SETS, RuleSet, Tables, notation, random_positions
+from conftest import FORCED, RULE_SETS, RuleSet, Tables, find_cli, notation, random_positions
 
 
 def pit(letter: str) -> int:
@@ -153,3 +153,31 @@ def test_a_closed_tablebase_answers_nothing(tables: Tables) -> None:
     with pytest.raises(ValueError, match="closed"):
         tb.value("1,0,0,0,0,0/0,0,0,0,0,0")
     assert "oware" in repr(tb)
+
+
+def test_depths_equal_the_command_lines_and_best_move_converts(tmp_path: Path) -> None:
+    """Depth tables built from Python: depths and best moves as `query --json`
+    gives them, and a game that follows best_move ends exactly at the value."""
+    mancala_tb.build(tmp_path, 8, depth=True)
+    boards = [notation(b, 6) for b in random_positions(4, 6, 8, 300)]
+    tables = Tables(find_cli(), tmp_path)
+    answers = tables.query(RuleSet("oware", 6, True, 8), boards)
+    with mancala_tb.open_tablebase(tmp_path) as tb:
+        assert tb.has_depths
+        for text, answer in zip(boards, answers):
+            assert tb.depth(text) == answer["depth"], text
+            best = tb.best_move(text)
+            if answer["best"]:
+                assert best == pit(answer["best"][0]), text
+            else:
+                assert best is None, text
+        array = np.array(list(random_positions(5, 6, 8, 500)), dtype=np.int64)
+        depths = tb.depths(array)
+        assert depths.dtype == np.int16
+        assert depths.tolist() == [
+            -1 if tb.depth(list(b)) is None else tb.depth(list(b)) for b in array
+        ]
+    with mancala_tb.open_tablebase(tmp_path / "nowhere") as empty:
+        assert not empty.has_depths
+        with pytest.raises(mancala_tb.MissingTableError):
+            empty.depth("1,0,0,0,0,0/0,0,0,0,0,1")
