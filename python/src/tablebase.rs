@@ -23,7 +23,7 @@ pub const ILLEGAL: i8 = i8::MIN;
 /// The open tables of either kind; even ones with their depth tables, if
 /// any level has one.
 pub(crate) enum Tables {
-    Even(Tablebase<Even>, Option<Tablebase<Depth>>),
+    Even(Tablebase<Even>, Option<Box<Tablebase<Depth>>>),
     Forced(Tablebase<Forced>),
 }
 
@@ -359,7 +359,8 @@ pub fn open_tablebase(
         Cycles::Even => {
             let depths = Tablebase::<Depth>::open_with_cache(&directory, rules, cache)
                 .ok()
-                .filter(|tb| !tb.levels().is_empty());
+                .filter(|tb| !tb.levels().is_empty())
+                .map(Box::new);
             let tb = Tablebase::open_with_cache(&directory, rules, cache).map_err(probe_error)?;
             Tables::Even(tb, depths)
         }
