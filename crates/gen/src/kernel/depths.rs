@@ -10,8 +10,6 @@ use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
-use crate::error::BuildError;
-
 /// The depth of a position that has none (worth 0, or not solved yet).
 pub const NO_DEPTH: u16 = u16::MAX;
 
@@ -35,16 +33,24 @@ impl Depths {
         }
     }
 
-    /// Positions `members` (level indices) join their set in `round`.
-    pub(crate) fn record(&self, members: &[u64], round: u32) -> Result<(), BuildError> {
+    /// Positions `members` (level indices) join their set in round 0 or
+    /// 1, as seeds.
+    pub(crate) fn record(&self, members: &[u64], round: u32) {
+        for &at in members {
+            self.record_local((at - self.first) as usize, round);
+        }
+    }
+
+    /// The position at `at` (an index into this share) joins its set in
+    /// `round`. A round past what 16 bits hold is kept as the largest
+    /// they do, which no table stores ([`mancala_format::Depth::MAX_PLIES`]
+    /// is less): writing it fails.
+    #[inline]
+    pub(crate) fn record_local(&self, at: usize, round: u32) {
         let plies = u16::try_from(round)
-            .ok()
-            .filter(|&plies| plies != NO_DEPTH)
-            .ok_or(BuildError::DepthTooLong { plies: round })?;
-        members
-            .par_iter()
-            .for_each(|&at| self.plies[(at - self.first) as usize].store(plies, Relaxed));
-        Ok(())
+            .unwrap_or(u16::MAX - 1)
+            .min(u16::MAX - 1);
+        self.plies[at].store(plies, Relaxed);
     }
 
     /// Every position's depth in index order, [`NO_DEPTH`] where it has

@@ -82,7 +82,7 @@ pub(crate) fn thresholds(
         pacing.between_steps(|| ledger.save(t))?;
         let seeds = ledger.seed(t)?;
         let seeds = match ledger.depths() {
-            Some(_) => by_round(part, ledger, seeds)?,
+            Some(depths) => by_round(part, ledger, depths, seeds)?,
             None => [seeds, (ledger.frontier(), ledger.frontier())],
         };
         propagate(part, exchange, &*ledger, t, seeds)?;
@@ -91,11 +91,13 @@ pub(crate) fn thresholds(
     Ok(())
 }
 
-/// Both sets' seeds split by the round they join in: the terminal
-/// positions (round 0), and the others (round 1).
+/// Both sets' seeds split by the round they join in, their depths written
+/// to `depths`: the terminal positions (round 0), and the others (round
+/// 1).
 fn by_round(
     part: &Part,
     ledger: &impl Ledger,
+    depths: &Depths,
     (firsts, seconds): (Frontier, Frontier),
 ) -> Result<[(Frontier, Frontier); 2], BuildError> {
     let mut rounds = [
@@ -113,12 +115,13 @@ fn by_round(
                 })
                 .collect();
             for (round, frontiers) in rounds.iter_mut().enumerate() {
-                let joins = members
+                let joins: Vec<u64> = members
                     .iter()
                     .zip(&terminal)
                     .filter(|&(_, &terminal)| terminal == (round == 0))
                     .map(|(&at, _)| at)
                     .collect();
+                depths.record(&joins, round as u32);
                 let frontier = if second {
                     &mut frontiers.1
                 } else {
@@ -147,24 +150,27 @@ fn propagate(
         |later: &Option<(Frontier, Frontier)>| later.as_ref().map_or(0, |(f, s)| f.len() + s.len());
     let mut round = 0;
     while exchange.most(firsts.len() + seconds.len() + later_len(&later)) > 0 {
+        // A parent that joins now is one round further than its child;
+        // its depth is written as it joins, while its state is in cache.
+        let joined = |at: usize, joins: bool| {
+            if let (true, Some(depths)) = (joins, ledger.depths()) {
+                depths.record_local(at, round + 1);
+            }
+            joins
+        };
         let mut new_seconds = ledger.frontier();
         visit_parents(
             part,
             exchange,
             ledger,
-            (firsts, round),
+            firsts,
             &mut new_seconds,
-            |at, edges| ledger.parent_of_first(t, at, edges),
+            |at, edges| joined(at, ledger.parent_of_first(t, at, edges)),
         )?;
         let mut new_firsts = ledger.frontier();
-        visit_parents(
-            part,
-            exchange,
-            ledger,
-            (seconds, round),
-            &mut new_firsts,
-            |at, _| ledger.parent_of_second(t, at),
-        )?;
+        visit_parents(part, exchange, ledger, seconds, &mut new_firsts, |at, _| {
+            joined(at, ledger.parent_of_second(t, at))
+        })?;
         if let Some((later_firsts, later_seconds)) = later.take() {
             new_firsts.append(later_firsts)?;
             new_seconds.append(later_seconds)?;
@@ -175,16 +181,15 @@ fn propagate(
     Ok(())
 }
 
-/// Calls `visit(parent, edges)` for the same-level parents of `frontier`,
-/// the members of `round` (wherever their state is held,
-/// [`Exchange::deliver`]), piece by piece so the parent buffer stays
-/// bounded; adds the parents for which `visit` returned true to `joined`
-/// (the next frontier). The members' depth is `round`.
+/// Calls `visit(parent, edges)` for the same-level parents of `frontier`
+/// (wherever their state is held, [`Exchange::deliver`]), piece by piece so
+/// the parent buffer stays bounded; adds the parents for which `visit`
+/// returned true to `joined` (the next frontier).
 fn visit_parents<E: Exchange>(
     part: &Part,
     exchange: &E,
     ledger: &impl Ledger,
-    (frontier, round): (Frontier, u32),
+    frontier: Frontier,
     joined: &mut Frontier,
     visit: impl Fn(usize, u8) -> bool + Sync,
 ) -> Result<(), BuildError> {
@@ -194,9 +199,7 @@ fn visit_parents<E: Exchange>(
     let mut delivered = 0;
     frontier.drain(piece, |members| {
         ledger.drained(members.len() as u64);
-        if let Some(depths) = ledger.depths() {
-            depths.record(members, round)?;
-        }
+
         let parents = same_level_parents(part.rules, &part.index, members);
         delivered += 1;
         joined.extend(exchange.deliver(parents, &visit))
