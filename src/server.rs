@@ -811,7 +811,8 @@ async fn analyze(
                 .acquire()
                 .await
                 .map_err(|e| ApiError::internal(e.to_string()))?;
-            blocking(move || analyze_state(&tb, &state)).await
+            let depths = shared.depths(rules);
+            blocking(move || analyze_state(&tb, depths.as_deref(), &state)).await
         }
         _ => Err(ApiError::bad_request(
             "the body needs exactly one of \"positions\" and \"state\"",
@@ -875,7 +876,11 @@ fn game_state(rules: &Rules, request: StateRequest) -> Result<GameState, ApiErro
 /// The engine's analysis of a game state: table lookups within range, a
 /// search bounded by [`SEARCH_TIME`] per searched position and
 /// [`ANALYZE_TIME`] in all above it.
-fn analyze_state(tb: &Tablebase, state: &GameState) -> ApiResult {
+fn analyze_state(
+    tb: &Tablebase,
+    depths: Option<&Tablebase<Depth>>,
+    state: &GameState,
+) -> ApiResult {
     let mut engine = Engine::with_tables(tb)
         .with_tt_bytes(SEARCH_TT_BYTES)
         .with_deadline(Instant::now() + ANALYZE_TIME)
@@ -883,6 +888,9 @@ fn analyze_state(tb: &Tablebase, state: &GameState) -> ApiResult {
             nodes: None,
             time: Some(SEARCH_TIME),
         });
+    if let Some(depths) = depths {
+        engine = engine.with_depths(depths);
+    }
     let analysis = engine.analyze(state)?;
     let mut answer = json::analysis(&analysis);
     answer["end"] = json::end(state.end(tb.rules()));

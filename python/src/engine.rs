@@ -91,6 +91,9 @@ impl PyEngine {
         let mut engine = Engine::with_tables(tb)
             .with_limits(self.limits)
             .with_tt_bytes(self.tt_bytes);
+        if let Some(depths) = self.tables.depth_tables() {
+            engine = engine.with_depths(depths);
+        }
         call(&mut engine).map_err(engine_error)
     }
 

@@ -68,6 +68,14 @@ impl Tables {
         }
     }
 
+    /// The depth tables, if there are any.
+    pub(crate) fn depth_tables(&self) -> Option<&Tablebase<Depth>> {
+        match self {
+            Tables::Even(_, Some(depths)) => Some(depths),
+            _ => None,
+        }
+    }
+
     /// The depth tables, or an error saying there are none.
     fn depths(&self) -> PyResult<&Tablebase<Depth>> {
         match self {

@@ -9,7 +9,7 @@ use clap::Args;
 
 use mancala_core::{parse_move, pit_letter, Cycles, GameState, Outcome, Position, Side, Verdict};
 use mancala_engine::{Analysis, Engine, Limits, TournamentChoice, TournamentPlayer};
-use mancala_probe::{Even, Forced, Tablebase};
+use mancala_probe::{Depth, Even, Forced, Tablebase};
 
 use crate::args::{parse_cycles, parse_seconds, RulesArgs};
 use crate::board::board_picture;
@@ -93,17 +93,20 @@ pub fn run(args: PlayArgs) -> Result<bool> {
         Some(text) => GameState::new(Position::parse(rules.pits(), text)?, Side::South),
         None => GameState::start(&rules, args.seeds)?,
     };
+    let depths = Tablebase::<Depth>::open(&args.dir, rules)?;
     let tables = match args.cycles {
         Cycles::Even => Tables::Even(Tablebase::open(&args.dir, rules)?),
         Cycles::Forced => Tables::Forced(Tablebase::open(&args.dir, rules)?),
     };
     let mut player = match &tables {
-        Tables::Even(tables) => {
-            Player::Even(Box::new(Engine::with_tables(tables).with_limits(Limits {
-                nodes: None,
-                time: Some(args.seconds),
-            })))
-        }
+        Tables::Even(tables) => Player::Even(Box::new(
+            Engine::with_tables(tables)
+                .with_depths(&depths)
+                .with_limits(Limits {
+                    nodes: None,
+                    time: Some(args.seconds),
+                }),
+        )),
         Tables::Forced(tables) => {
             // No search above forced tables: every position of the game
             // has at most the start's stones.

@@ -1353,3 +1353,70 @@ fn query_gives_depths_and_orders_best_by_them() {
     }
     assert!(answered(root).iter().all(|a| a.get("depth").is_none()));
 }
+
+/// The engine over depth tables plays the first best move into a
+/// conversion: from positions worth other than 0, in a game where both
+/// sides play the engine's first best move, the stores and the table value
+/// always add up to the value promised, no position worth other than 0
+/// comes twice, and the game comes to a position worth 0 (or ends) with
+/// that value realized. Past that, play worth 0 may circle: the tables
+/// count it as an even split.
+#[test]
+fn the_engine_with_depth_tables_realizes_the_value() {
+    use mancala_core::{GameState, Side};
+    use mancala_engine::Engine;
+    use mancala_probe::Depth;
+
+    let dir = TempDir::new().unwrap();
+    let root = dir.path().to_str().unwrap();
+    let built = mancala_tb(&["build", "--stones", "10", "--depth", "--dir", root]);
+    assert!(built.status.success(), "{built:?}");
+    let tb: Tablebase = Tablebase::open(dir.path(), oware()).unwrap();
+    let depths: Tablebase<Depth> = Tablebase::open(dir.path(), oware()).unwrap();
+    // Plays `start` as the doc says; whether a position worth other than 0
+    // came twice (then it stops), checking the value is kept at each ply.
+    let loops = |engine: &mut Engine, start: Position, value: i32| {
+        let mut state = GameState::new(start, Side::South);
+        let mut seen = std::collections::HashSet::new();
+        loop {
+            let here = tb.value(&state.position).unwrap();
+            let south = match state.to_move {
+                Side::South => state.store_margin() + here,
+                Side::North => -(state.store_margin() + here),
+            };
+            assert_eq!(south, value, "{start}: the value was given away");
+            if here == 0 || state.end(&oware()).is_some() {
+                return false;
+            }
+            if !seen.insert((state.to_move, state.position)) {
+                return true;
+            }
+            let pit = engine.analyze(&state).unwrap().best[0];
+            state = state.play(&oware(), pit as usize).unwrap();
+        }
+    };
+    let mut by_depth = Engine::with_tables(&tb).with_depths(&depths);
+    let mut by_pit = Engine::with_tables(&tb);
+    let (mut games, mut looped_by_pit) = (0, 0);
+    for n in 6..=10 {
+        let index = LevelIndex::new(6, n);
+        for at in (0..index.count()).step_by(4999) {
+            let start = index.unrank(at);
+            let value = tb.value(&start).unwrap();
+            if value == 0 || oware().for_each_move(&start, |_| {}).is_some() {
+                continue;
+            }
+            games += 1;
+            assert!(
+                !loops(&mut by_depth, start, value),
+                "{start}: looped by depth"
+            );
+            looped_by_pit += loops(&mut by_pit, start, value) as u32;
+        }
+    }
+    assert!(
+        looped_by_pit > 0,
+        "without depths no game looped: the test shows nothing"
+    );
+    assert!(games > 50, "{games} games");
+}

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use mancala_core::{
     EndReason, GameState, Move, NotationError, Outcome, Position, Rules, Side, Successors, MAX_PITS,
 };
-use mancala_probe::Tablebase;
+use mancala_probe::{Depth, Tablebase};
 
 use crate::error::{Error, Result};
 
@@ -185,6 +185,8 @@ impl Entry {
 pub struct Engine<'a> {
     rules: Rules,
     tables: Option<&'a Tablebase>,
+    /// Depth tables beside them ([`Engine::with_depths`]).
+    depths: Option<&'a Tablebase<Depth>>,
     tt: Vec<[u64; 3]>,
     /// The most entries the table may grow to.
     tt_entries: usize,
@@ -233,6 +235,50 @@ impl<'a> Engine<'a> {
         Engine::reading(rules, None)
     }
 
+    /// Orders the best moves of positions that `depths` covers by their
+    /// depth to conversion (`docs/RULES.md`): the side ahead's nearest
+    /// conversion first, the other side's farthest, so that playing the
+    /// first best move always realizes the value. Without depth tables the
+    /// best moves are in pit order, and two players who follow them can
+    /// circle away a won value.
+    pub fn with_depths(mut self, depths: &'a Tablebase<Depth>) -> Self {
+        self.depths = Some(depths).filter(|d| !d.levels().is_empty());
+        self
+    }
+
+    /// Whether the first best move of `pos` is proven to convert: its
+    /// level has a depth table.
+    pub fn converts(&self, pos: &Position) -> bool {
+        self.depths.is_some_and(|d| d.has_level(pos.stones()))
+    }
+
+    /// `best` (pits of moves of `pos` worth `value`) in the order
+    /// [`Engine::with_depths`] gives, where a depth table covers `pos`.
+    fn by_depth(&self, pos: &Position, value: i32, best: &mut [u8]) -> Result<()> {
+        let Some(depths) = self.depths.filter(|_| value != 0 && self.converts(pos)) else {
+            return Ok(());
+        };
+        let mut plies = Vec::with_capacity(best.len());
+        for &pit in best.iter() {
+            let m = self
+                .rules
+                .play(pos, pit as usize)
+                .expect("a best move is legal");
+            let depth = if m.leaves_level() {
+                Some(1)
+            } else {
+                depths.depth(&m.child)?.map(|d| i64::from(d) + 1)
+            };
+            let depth = depth.unwrap_or(i64::MAX);
+            plies.push((if value > 0 { depth } else { -depth }, pit));
+        }
+        plies.sort();
+        for (slot, (_, pit)) in best.iter_mut().zip(plies) {
+            *slot = pit;
+        }
+        Ok(())
+    }
+
     /// An engine for the rules of `tables`, reading them wherever they
     /// cover a position (an empty tablebase is no tables at all).
     pub fn with_tables(tables: &'a Tablebase) -> Engine<'a> {
@@ -243,6 +289,7 @@ impl<'a> Engine<'a> {
         Engine {
             rules,
             tables: tables.filter(|t| t.max_level().is_some()),
+            depths: None,
             tt: Vec::new(),
             tt_entries: DEFAULT_TT_ENTRIES,
             tt_stores: 0,
@@ -373,11 +420,12 @@ impl<'a> Engine<'a> {
             (None, Some(end)) => (end.margin_for(state.to_move) - state.store_margin(), true),
             (None, None) => unreachable!("a game that is not over has a legal move"),
         };
-        let best = moves
+        let mut best: Vec<u8> = moves
             .iter()
             .filter(|m| m.value == value)
             .map(|m| m.pit)
             .collect();
+        self.by_depth(&state.position, value, &mut best)?;
         let final_margin = state.store_margin() + value;
         Ok(Analysis {
             to_move: state.to_move,
@@ -514,12 +562,19 @@ impl<'a> Engine<'a> {
                 return Ok((line, LineEnd::Truncated));
             }
             let moves = self.moves_within_budget(&state)?;
-            let best = moves
+            let value = moves
                 .iter()
-                .max_by_key(|m| (m.value, std::cmp::Reverse(m.pit)))
+                .map(|m| m.value)
+                .max()
                 .expect("a game that is not over has a legal move");
-            line.push((state.to_move, best.pit));
-            state = state.play(&self.rules, best.pit as usize)?;
+            let mut best: Vec<u8> = moves
+                .iter()
+                .filter(|m| m.value == value)
+                .map(|m| m.pit)
+                .collect();
+            self.by_depth(&state.position, value, &mut best)?;
+            line.push((state.to_move, best[0]));
+            state = state.play(&self.rules, best[0] as usize)?;
             let here = (state.to_move, state.position);
             if seen.contains(&here) && state.end(&self.rules).is_none() {
                 return Ok((line, LineEnd::Cycle));
