@@ -220,13 +220,14 @@ impl<K: TableKind> Opened<K> {
     /// The tablebase of `rules` under `root`, opened on first use. Opening
     /// maps nothing yet (levels are mapped when probed), so a rule set
     /// without tables is an empty tablebase whose probes are
-    /// `OutOfRange`; it is not kept, so that requests for rule sets without
-    /// tables cannot pile up block caches, and tables built later are
-    /// found.
+    /// `OutOfRange`; it is kept only if `keep_empty` (then tables built
+    /// later are found by [`Opened::forget_changed`]), so that requests for
+    /// any rule set cannot pile up tablebases.
     fn get(
         &self,
         root: &std::path::Path,
         rules: Rules,
+        keep_empty: bool,
     ) -> mancala_probe::Result<Arc<Tablebase<K>>> {
         if let Some(tb) = self.read().get(&rules) {
             return Ok(tb.clone());
@@ -235,7 +236,7 @@ impl<K: TableKind> Opened<K> {
         // for the positions that need them, never a fault.
         let tb = Tablebase::open_with(root, rules, DEFAULT_CACHE_BYTES, Access::Read)?;
         let tb = Arc::new(tb);
-        if tb.max_level().is_none() {
+        if tb.max_level().is_none() && !keep_empty {
             return Ok(tb);
         }
         let mut open = self.0.write().unwrap_or_else(|e| e.into_inner());
@@ -285,13 +286,17 @@ impl Shared {
 
     /// The even tablebase of `rules`, opened on first use ([`Opened`]).
     fn tablebase(&self, rules: Rules) -> Result<Arc<Tablebase>, ApiError> {
-        Ok(self.open.get(&self.root, rules)?)
+        Ok(self.open.get(&self.root, rules, false)?)
     }
 
-    /// The depth tables of `rules`, if any level has one.
-    fn depths(&self, rules: Rules) -> Option<Arc<Tablebase<Depth>>> {
-        let tb = self.depths.get(&self.root, rules).ok()?;
-        (!tb.levels().is_empty()).then_some(tb)
+    /// The depth tables beside the even tables `tb`, if any level has
+    /// one. Those of a rule set with even tables are kept open even when
+    /// there are none, so that a request does not look for them on disk
+    /// every time.
+    fn depths(&self, tb: &Tablebase) -> Option<Arc<Tablebase<Depth>>> {
+        tb.max_level()?;
+        let depths = self.depths.get(&self.root, *tb.rules(), true).ok()?;
+        (!depths.levels().is_empty()).then_some(depths)
     }
 
     /// Forgets every tablebase whose files changed on disk.
@@ -664,7 +669,7 @@ async fn position(
         .map_err(|_| ApiError::bad_request(format!("'{pits}' is not a pit count")))?;
     let rules = parse_rules(&variant, pits, query.empty_capture)?;
     let tb = shared.tablebase(rules)?;
-    let depths = shared.depths(rules);
+    let depths = shared.depths(&tb);
     blocking(move || {
         let analysed = answer_one(&*tb, depths.as_deref(), (0, 0), &notation)?;
         Ok(Json(to_value(json::position(&analysed))))
@@ -800,7 +805,7 @@ async fn analyze(
                     positions.len()
                 )));
             }
-            let depths = shared.depths(rules);
+            let depths = shared.depths(&tb);
             blocking(move || analyze_batch(&tb, depths.as_deref(), &positions)).await
         }
         (None, Some(state)) => {
@@ -811,7 +816,7 @@ async fn analyze(
                 .acquire()
                 .await
                 .map_err(|e| ApiError::internal(e.to_string()))?;
-            let depths = shared.depths(rules);
+            let depths = shared.depths(&tb);
             blocking(move || analyze_state(&tb, depths.as_deref(), &state)).await
         }
         _ => Err(ApiError::bad_request(

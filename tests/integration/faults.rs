@@ -1738,7 +1738,7 @@ fn damaged_scratch_files() {
             .filter(|name| tables.join(name).is_file())
             .filter(|name| fs::metadata(tables.join(name)).unwrap().len() > 0)
             .collect();
-        let spread = scratch.len().div_ceil(8).max(1);
+        let spread = scratch.len().div_ceil(5).max(1);
         let chosen = scratch.iter().enumerate().filter(|&(k, name)| {
             k % spread == 0 || name.ends_with("state") || name.ends_with(".ckpt")
         });
