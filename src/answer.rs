@@ -7,7 +7,7 @@ use std::path::Path;
 
 use mancala_core::{push_decimal, Bounds, MoveBounds, MoveValue, Position, Rules};
 use mancala_format::FormatError;
-use mancala_probe::{Depth, Even, Forced, TableKind, Tablebase};
+use mancala_probe::{conversion_rank, Depth, Even, Forced, TableKind, Tablebase};
 use rayon::prelude::*;
 
 use crate::hint;
@@ -292,17 +292,11 @@ impl Analysed {
         let failed = |e: mancala_probe::Error| Failure::of_probe(&e);
         let mut moves = Vec::new();
         let mut found = Ok(());
-        self.rules.for_each_move(&self.position, |m| {
-            let depth = if m.leaves_level() {
-                Ok(Some(1))
-            } else {
-                tb.depth(&m.child).map(|d| d.map(|d| d + 1))
-            };
-            match depth {
+        self.rules
+            .for_each_move(&self.position, |m| match tb.move_depth(m) {
                 Ok(depth) => moves.push(depth),
                 Err(e) => found = Err(e),
-            }
-        });
+            });
         found.map_err(failed)?;
         *depths = Some(Depths {
             position: tb.depth(&self.position).map_err(failed)?,
@@ -331,14 +325,7 @@ impl Analysed {
             .collect();
         if let Some(depths) = depths.filter(|_| value != 0) {
             // Stable: moves as near (or as far) stay in pit order.
-            best.sort_by_key(|&(k, _)| {
-                let plies = depths.moves[k].map_or(i64::MAX, i64::from);
-                if value > 0 {
-                    plies
-                } else {
-                    -plies
-                }
-            });
+            best.sort_by_key(|&(k, _)| conversion_rank(value, depths.moves[k]));
         }
         best.into_iter().map(|(_, m)| m.letter())
     }

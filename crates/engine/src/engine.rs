@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use mancala_core::{
     EndReason, GameState, Move, NotationError, Outcome, Position, Rules, Side, Successors, MAX_PITS,
 };
-use mancala_probe::{Depth, Tablebase};
+use mancala_probe::{conversion_rank, Depth, Tablebase};
 
 use crate::error::{Error, Result};
 
@@ -252,31 +252,29 @@ impl<'a> Engine<'a> {
         self.depths.is_some_and(|d| d.has_level(pos.stones()))
     }
 
-    /// `best` (pits of moves of `pos` worth `value`) in the order
-    /// [`Engine::with_depths`] gives, where a depth table covers `pos`.
-    fn by_depth(&self, pos: &Position, value: i32, best: &mut [u8]) -> Result<()> {
+    /// The pits of `moves` (of `pos`) worth `value`, the best value: in
+    /// pit order, or in the order [`Engine::with_depths`] gives where a
+    /// depth table covers `pos`.
+    fn best_pits(&self, pos: &Position, value: i32, moves: &[MoveAnalysis]) -> Result<Vec<u8>> {
+        let mut best: Vec<u8> = moves
+            .iter()
+            .filter(|m| m.value == value)
+            .map(|m| m.pit)
+            .collect();
         let Some(depths) = self.depths.filter(|_| value != 0 && self.converts(pos)) else {
-            return Ok(());
+            return Ok(best);
         };
-        let mut plies = Vec::with_capacity(best.len());
-        for &pit in best.iter() {
+        let mut ranked = Vec::with_capacity(best.len());
+        for &pit in &best {
             let m = self
                 .rules
                 .play(pos, pit as usize)
                 .expect("a best move is legal");
-            let depth = if m.leaves_level() {
-                Some(1)
-            } else {
-                depths.depth(&m.child)?.map(|d| i64::from(d) + 1)
-            };
-            let depth = depth.unwrap_or(i64::MAX);
-            plies.push((if value > 0 { depth } else { -depth }, pit));
+            ranked.push((conversion_rank(value, depths.move_depth(&m)?), pit));
         }
-        plies.sort();
-        for (slot, (_, pit)) in best.iter_mut().zip(plies) {
-            *slot = pit;
-        }
-        Ok(())
+        ranked.sort();
+        best = ranked.into_iter().map(|(_, pit)| pit).collect();
+        Ok(best)
     }
 
     /// An engine for the rules of `tables`, reading them wherever they
@@ -420,12 +418,7 @@ impl<'a> Engine<'a> {
             (None, Some(end)) => (end.margin_for(state.to_move) - state.store_margin(), true),
             (None, None) => unreachable!("a game that is not over has a legal move"),
         };
-        let mut best: Vec<u8> = moves
-            .iter()
-            .filter(|m| m.value == value)
-            .map(|m| m.pit)
-            .collect();
-        self.by_depth(&state.position, value, &mut best)?;
+        let best = self.best_pits(&state.position, value, &moves)?;
         let final_margin = state.store_margin() + value;
         Ok(Analysis {
             to_move: state.to_move,
@@ -567,12 +560,7 @@ impl<'a> Engine<'a> {
                 .map(|m| m.value)
                 .max()
                 .expect("a game that is not over has a legal move");
-            let mut best: Vec<u8> = moves
-                .iter()
-                .filter(|m| m.value == value)
-                .map(|m| m.pit)
-                .collect();
-            self.by_depth(&state.position, value, &mut best)?;
+            let best = self.best_pits(&state.position, value, &moves)?;
             line.push((state.to_move, best[0]));
             state = state.play(&self.rules, best[0] as usize)?;
             let here = (state.to_move, state.position);

@@ -38,7 +38,7 @@ mod error;
 mod tablebase;
 
 pub use error::{Error, Result};
-pub use tablebase::{Tablebase, DEFAULT_CACHE_BYTES};
+pub use tablebase::{conversion_rank, Tablebase, DEFAULT_CACHE_BYTES};
 
 pub use mancala_core::{
     Bounds, Cycles, Move, MoveBounds, MoveValue, Position, Rules, Successors, Variant, Verdict,

@@ -308,6 +308,31 @@ impl Tablebase<Depth> {
         let n = pos.stones();
         Ok(Depth::read(n, &self.symbols_of(pos)?).0)
     }
+
+    /// The plies to conversion through move `m` of a position these tables
+    /// hold: 1 if it converts (leaves the level), else one more than its
+    /// child's depth; `None` where the child has none.
+    pub fn move_depth(&self, m: &Move) -> Result<Option<u16>> {
+        if m.leaves_level() {
+            return Ok(Some(1));
+        }
+        Ok(self.depth(&m.child)?.map(|d| d + 1))
+    }
+}
+
+/// Where a move that keeps the value `value` of its position, converting in
+/// `plies`, stands among the moves that do, the lowest first: the side
+/// ahead's nearest conversion, the side behind's farthest, so that playing
+/// the first always realizes the value. A move without a depth (which only
+/// a damaged table gives) comes last for the side ahead, first for the
+/// side behind.
+pub fn conversion_rank(value: i32, plies: Option<u16>) -> i64 {
+    let plies = plies.map_or(i64::MAX, i64::from);
+    if value > 0 {
+        plies
+    } else {
+        -plies
+    }
 }
 
 /// A tablebase reads its entries through the block cache, and restores a
