@@ -10,8 +10,8 @@ use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
-use mancala_core::{Cycles, Position, Rules};
-use mancala_probe::{Depth, Even, Forced, Tablebase};
+use mancala_core::{Cycles, Position, Rules, Successors};
+use mancala_probe::{conversion_rank, Depth, Even, Forced, Tablebase};
 
 use crate::batch::with_positions;
 use crate::errors::{probe_error, MissingTableError};
@@ -221,36 +221,26 @@ impl PyTablebase {
         let tables = self.tables()?;
         let tb = tables.even()?;
         let value = tb.value(&pos).map_err(probe_error)?;
-        let depths = tables.depths().ok();
-        let rules = self.rules;
+        let depths = tables
+            .depth_tables()
+            .filter(|d| value != 0 && d.has_level(pos.stones()));
+        let Successors::Moves(moves) = tb.rules().successors(&pos) else {
+            return Ok(None);
+        };
         let mut best: Option<(i64, u8)> = None;
-        let mut failed = Ok(());
-        rules.for_each_move(&pos, |m| {
-            let keeps = tb
-                .value(&m.child)
-                .map(|child| m.value_given_child(child) == value);
-            let plies = match (keeps, depths) {
-                (Ok(false), _) => return,
-                (Err(e), _) => {
-                    failed = Err(e);
-                    return;
-                }
-                (Ok(true), None) => 0,
-                (Ok(true), Some(_)) if m.leaves_level() => 1,
-                (Ok(true), Some(depths)) => match depths.depth(&m.child) {
-                    Ok(depth) => depth.map_or(i64::MAX, |d| i64::from(d) + 1),
-                    Err(e) => {
-                        failed = Err(e);
-                        return;
-                    }
-                },
+        for m in moves.iter() {
+            let child = tb.value(&m.child).map_err(probe_error)?;
+            if m.value_given_child(child) != value {
+                continue;
+            }
+            let rank = match depths {
+                Some(depths) => conversion_rank(value, depths.move_depth(m).map_err(probe_error)?),
+                None => 0,
             };
-            let rank = if value >= 0 { plies } else { -plies };
             if best.is_none_or(|(r, _)| rank < r) {
                 best = Some((rank, m.pit));
             }
-        });
-        failed.map_err(probe_error)?;
+        }
         Ok(best.map(|(_, pit)| pit))
     }
 
