@@ -68,7 +68,7 @@ pub struct LevelCheck<K: TableKind> {
 /// The check of a level's depth table (`docs/RULES.md`, "Depth to
 /// conversion"): each stored depth against the one the definition gives
 /// from the values and the stored depths of the children.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DepthCheck {
     /// Positions whose stored depth differs from the definition's.
     pub mismatches: u64,
@@ -205,15 +205,11 @@ fn depth_mismatches(rules: &Rules, n: u32, levels: &Levels<Even>, stored: &[i8])
         Plies(plies.and_then(|p| u16::try_from(p).ok()))
     };
     const CHUNK: u64 = 1 << 14;
-    let found = (0..index.count().div_ceil(CHUNK))
+    (0..index.count().div_ceil(CHUNK))
         .into_par_iter()
         .map(|chunk| {
             let first = chunk * CHUNK;
-            let mut check = DepthCheck {
-                mismatches: 0,
-                first_mismatch: None,
-                longest: None,
-            };
+            let mut check = DepthCheck::default();
             let count = CHUNK.min(index.count() - first);
             for (at, pos) in (first..first + count).zip(index.positions_from(first)) {
                 let (stored, wanted) = (depth_at(at), expected(&pos));
@@ -225,19 +221,11 @@ fn depth_mismatches(rules: &Rules, n: u32, levels: &Levels<Even>, stored: &[i8])
             }
             check
         })
-        .reduce(
-            || DepthCheck {
-                mismatches: 0,
-                first_mismatch: None,
-                longest: None,
-            },
-            |a, b| DepthCheck {
-                mismatches: a.mismatches + b.mismatches,
-                first_mismatch: a.first_mismatch.or(b.first_mismatch),
-                longest: a.longest.max(b.longest),
-            },
-        );
-    found
+        .reduce(DepthCheck::default, |a, b| DepthCheck {
+            mismatches: a.mismatches + b.mismatches,
+            first_mismatch: a.first_mismatch.or(b.first_mismatch),
+            longest: a.longest.max(b.longest),
+        })
 }
 
 impl Recompute for Forced {
