@@ -282,6 +282,14 @@ struct Mode {
 /// resume from.
 const CHECKPOINTS_OFTEN: &str = "0.0005";
 
+/// The lean mode with [`CHECKPOINTS_OFTEN`].
+const LEAN_CHECKPOINTS_OFTEN: &[&str] = &[
+    "--memory",
+    "lean",
+    "--checkpoint-minutes",
+    CHECKPOINTS_OFTEN,
+];
+
 const MODES: [Mode; 6] = [
     Mode {
         name: "in memory",
@@ -320,12 +328,7 @@ const MODES: [Mode; 6] = [
     },
     Mode {
         name: "lean, checkpoints",
-        flags: &[
-            "--memory",
-            "lean",
-            "--checkpoint-minutes",
-            CHECKPOINTS_OFTEN,
-        ],
+        flags: LEAN_CHECKPOINTS_OFTEN,
         top: 10,
         percents: &[30.0, 50.0, 78.0, 84.0, 90.0, 97.0],
         // The forward pass (three quarters of a level's progress) takes
@@ -1629,17 +1632,12 @@ fn hostile_http() {
 
 // --- Damaged scratch files ----------------------------------------------
 
-/// The lean mode saving checkpoints often, a level above the kill
-/// matrix's, so that its forward pass saves checkpoints of its own (with
+/// The lean mode saving checkpoints often (as the kill matrix's last
+/// mode), a level above it, so that its forward pass saves checkpoints of its own (with
 /// the state file) before the thresholds' replace them.
 const LEAN_SCRATCH: Mode = Mode {
     name: "lean scratch",
-    flags: &[
-        "--memory",
-        "lean",
-        "--checkpoint-minutes",
-        CHECKPOINTS_OFTEN,
-    ],
+    flags: LEAN_CHECKPOINTS_OFTEN,
     top: 11,
     percents: &[],
     checkpointed_from: None,
