@@ -13,8 +13,8 @@ use std::time::Instant;
 
 use mancala_core::{Cycles, LevelIndex, Rules};
 use mancala_format::{
-    depth_path, level_path, write_level, Depth, Encoding, Even, Forced, FormatError, Header,
-    Levels, Plies, Scratch, Table, TableId, TableKind,
+    depth_path, level_path, table_path, write_level, Depth, Encoding, Even, Forced, FormatError,
+    Header, Levels, Plies, Scratch, Table, TableId, TableKind,
 };
 use rayon::prelude::*;
 
@@ -456,8 +456,10 @@ fn present_tables<K: Solve>(
             None => valid_table(&options.rules, dir, n)?,
         };
         // A level whose depths are asked for and missing is solved again.
-        let depths_missing = || wants_depths::<K>(options) && !valid_depths(&options.rules, dir, n);
-        present.push(table.filter(|_| !depths_missing()));
+        let depths_missing = wants_depths::<K>(options)
+            && table.is_some()
+            && valid_table::<Depth>(&options.rules, dir, n)?.is_none();
+        present.push(table.filter(|_| !depths_missing));
     }
     let asked = (
         K::stored_encoding(&options.rules, options.encoding),
@@ -486,21 +488,11 @@ fn present_tables<K: Solve>(
     Ok((present, last_to_build))
 }
 
-/// Whether level `n`'s depth table is present and passes every check.
-fn valid_depths(rules: &Rules, dir: &Path, n: u32) -> bool {
-    let expected = TableId {
-        rules: *rules,
-        level: n,
-    };
-    Table::<Depth>::open(&depth_path(dir, n), Some(expected))
-        .is_ok_and(|table| table.check_file_checksum().is_ok())
-}
-
-/// The table of level `n` if its file is present and passes every check
-/// (one that fails is built again). Where the level's file should be,
-/// something that is not a file (a directory, a FIFO, a device) is an
-/// error: the build would replace what someone put there on purpose.
-pub(crate) fn valid_table<K: Solve>(
+/// The table of kind `K` of level `n` if its file is present and passes
+/// every check (one that fails is built again). Where the level's file
+/// should be, something that is not a file (a directory, a FIFO, a device)
+/// is an error: the build would replace what someone put there on purpose.
+pub(crate) fn valid_table<K: TableKind>(
     rules: &Rules,
     dir: &Path,
     n: u32,
@@ -509,7 +501,7 @@ pub(crate) fn valid_table<K: Solve>(
         rules: *rules,
         level: n,
     };
-    match Table::<K>::open(&level_path(dir, n), Some(expected)) {
+    match Table::<K>::open(&table_path::<K>(dir, n), Some(expected)) {
         Ok(table) => Ok(table.check_file_checksum().is_ok().then_some(table)),
         Err(e @ FormatError::NotRegularFile { .. }) => Err(e.into()),
         Err(_) => Ok(None),
