@@ -238,12 +238,13 @@ pub(super) fn copy_levels(from: &Path, to: &Path, below: u32) {
     }
 }
 
-/// The one rule-set directory a build wrote under `root`.
+/// The one rule-set directory a build wrote under `root` (beside the
+/// `--scratch` directory of a mode [`Mode::in_scratch`]).
 pub(super) fn rule_set_dir(root: &Path) -> PathBuf {
     let dirs: Vec<PathBuf> = fs::read_dir(root)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
+        .filter(|p| p.is_dir() && !p.ends_with("scratch"))
         .collect();
     assert_eq!(dirs.len(), 1, "{dirs:?}");
     dirs[0].clone()
@@ -275,6 +276,9 @@ struct Mode {
     /// From this share of the top level on, a checkpoint of it has been
     /// saved: a build killed there must resume from it.
     checkpointed_from: Option<f64>,
+    /// Whether its working files go to a `--scratch` directory of their
+    /// own, which a build run again must find.
+    in_scratch: bool,
 }
 
 /// Checkpoints every 30 ms of work: several in each small level, its
@@ -297,6 +301,7 @@ const MODES: [Mode; 6] = [
         top: 11,
         percents: &[0.0, 12.0, 33.0, 51.0, 68.0, 89.0],
         checkpointed_from: None,
+        in_scratch: false,
     },
     Mode {
         name: "lean",
@@ -304,6 +309,7 @@ const MODES: [Mode; 6] = [
         top: 10,
         percents: &[0.0, 9.0, 27.0, 46.0, 64.0, 82.0],
         checkpointed_from: None,
+        in_scratch: false,
     },
     Mode {
         name: "forced",
@@ -311,6 +317,7 @@ const MODES: [Mode; 6] = [
         top: 10,
         percents: &[0.0, 15.0, 38.0, 55.0, 72.0, 93.0],
         checkpointed_from: None,
+        in_scratch: false,
     },
     Mode {
         name: "compact",
@@ -318,6 +325,7 @@ const MODES: [Mode; 6] = [
         top: 11,
         percents: &[0.0, 7.0, 24.0, 43.0, 61.0, 79.0],
         checkpointed_from: None,
+        in_scratch: false,
     },
     Mode {
         name: "kalah",
@@ -325,6 +333,7 @@ const MODES: [Mode; 6] = [
         top: 13,
         percents: &[0.0, 18.0, 36.0, 57.0, 75.0, 96.0],
         checkpointed_from: None,
+        in_scratch: false,
     },
     Mode {
         name: "lean, checkpoints",
@@ -334,6 +343,7 @@ const MODES: [Mode; 6] = [
         // The forward pass (three quarters of a level's progress) takes
         // longer than the checkpoints' interval and is saved when it ends.
         checkpointed_from: Some(78.0),
+        in_scratch: true,
     },
 ];
 
@@ -353,6 +363,10 @@ impl Mode {
             .collect();
         args.push(root.to_str().unwrap().to_string());
         args.extend(self.flags.iter().map(|s| s.to_string()));
+        if self.in_scratch {
+            let scratch = root.join("scratch");
+            args.extend(["--scratch".to_string(), scratch.to_str().unwrap().to_string()]);
+        }
         args
     }
 
@@ -1641,6 +1655,7 @@ const LEAN_SCRATCH: Mode = Mode {
     top: 11,
     percents: &[],
     checkpointed_from: None,
+    in_scratch: false,
 };
 
 /// How a scratch file is damaged.
@@ -1767,6 +1782,7 @@ const IN_MEMORY_CHECKPOINTS: Mode = Mode {
     top: 11,
     percents: &[],
     checkpointed_from: None,
+    in_scratch: false,
 };
 
 /// Levels every out-of-room build finds already there (copied from the

@@ -351,18 +351,23 @@ impl<K: Solve> LocalSite<'_, K> {
 
 /// Where a build's working files named `name` go: the tables' directory
 /// `dir`'s subdirectory, or a directory in `--scratch` named after the
-/// tables and the process (so that builds sharing it never meet).
+/// tables and a digest of their full path. The name must be the same for
+/// every run on the same tables, or a build run again could not find the
+/// lists its checkpoint names; the digest keeps builds of different
+/// directories apart in a shared `--scratch`, and the tables' lock keeps
+/// two runs on the same directory from meeting.
 fn work_dir(options: &BuildOptions, dir: &Path, name: &str) -> PathBuf {
     let Some(scratch) = &options.scratch else {
         return dir.join(name);
     };
     // The tables' directory is named after the rule set and kind.
     let tables = dir.file_name().unwrap_or_default().to_string_lossy();
-    let pid = std::process::id();
+    let full = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let digest = crc32fast::hash(full.as_os_str().as_encoded_bytes());
     if name == SCRATCH_DIR {
-        scratch.join(format!("{tables}-{pid}"))
+        scratch.join(format!("{tables}-{digest:08x}"))
     } else {
-        scratch.join(format!("{tables}-{pid}-{name}"))
+        scratch.join(format!("{tables}-{digest:08x}-{name}"))
     }
 }
 
