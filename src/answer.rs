@@ -125,9 +125,17 @@ pub trait Answering: TableKind {
         position: &Position,
         captured: (u32, u32),
     ) -> mancala_probe::Result<Answer>;
+
+    /// The even values a depth table is read with: the tables themselves
+    /// for even tables, none for forced ones (which have no depths).
+    fn values(tb: &Tablebase<Self>) -> Option<&Tablebase<Even>>;
 }
 
 impl Answering for Even {
+    fn values(tb: &Tablebase<Even>) -> Option<&Tablebase<Even>> {
+        Some(tb)
+    }
+
     fn answers(
         tb: &Tablebase<Even>,
         positions: &[Position],
@@ -158,6 +166,10 @@ impl Answering for Even {
 }
 
 impl Answering for Forced {
+    fn values(_: &Tablebase<Forced>) -> Option<&Tablebase<Even>> {
+        None
+    }
+
     fn answers(
         tb: &Tablebase<Forced>,
         positions: &[Position],
@@ -206,8 +218,8 @@ pub fn answer_one<K: Answering>(
         position,
         answer,
     };
-    if let Some(depths) = depths {
-        analysed.add_depths(depths)?;
+    if let (Some(depths), Some(values)) = (depths, K::values(tb)) {
+        analysed.add_depths(depths, values)?;
     }
     Ok(analysed)
 }
@@ -250,10 +262,10 @@ pub fn answer_many<K: Answering>(
             })
         })
         .collect();
-    if let Some(depths) = depths {
+    if let (Some(depths), Some(values)) = (depths, K::values(tb)) {
         analysed.par_iter_mut().for_each(|result| {
             if let Ok(a) = result {
-                if let Err(failure) = a.add_depths(depths) {
+                if let Err(failure) = a.add_depths(depths, values) {
                     *result = Err(failure);
                 }
             }
@@ -279,9 +291,13 @@ impl Analysed {
         }
     }
 
-    /// Adds the depths of the position and its moves from `tb`, if it
-    /// holds the position's level (even tables only).
-    pub fn add_depths(&mut self, tb: &Tablebase<Depth>) -> Result<(), Failure> {
+    /// Adds the depths of the position and its moves from `tb`, read with
+    /// the even tables `values`, if it holds the position's level.
+    pub fn add_depths(
+        &mut self,
+        tb: &Tablebase<Depth>,
+        values: &Tablebase<Even>,
+    ) -> Result<(), Failure> {
         let n = self.position.stones();
         let Answer::Value { depths, .. } = &mut self.answer else {
             return Ok(());
@@ -293,13 +309,13 @@ impl Analysed {
         let mut moves = Vec::new();
         let mut found = Ok(());
         self.rules
-            .for_each_move(&self.position, |m| match tb.move_depth(m) {
+            .for_each_move(&self.position, |m| match tb.move_depth(values, m) {
                 Ok(depth) => moves.push(depth),
                 Err(e) => found = Err(e),
             });
         found.map_err(failed)?;
         *depths = Some(Depths {
-            position: tb.depth(&self.position).map_err(failed)?,
+            position: tb.depth(values, &self.position).map_err(failed)?,
             moves,
         });
         Ok(())

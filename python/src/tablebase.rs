@@ -187,7 +187,8 @@ impl PyTablebase {
     fn depth(&self, position: &Bound<'_, PyAny>) -> PyResult<Option<u16>> {
         let pos = self.position(position)?;
         let tables = self.tables()?;
-        tables.depths()?.depth(&pos).map_err(probe_error)
+        let values = tables.even()?;
+        tables.depths()?.depth(values, &pos).map_err(probe_error)
     }
 
     /// The depths of many positions: `(N, 2P)` integers in, `int16` of
@@ -200,12 +201,13 @@ impl PyTablebase {
     ) -> PyResult<Bound<'py, PyArray1<i16>>> {
         let tables = self.tables()?;
         let tb = tables.depths()?;
+        let values = tables.even()?;
         let depths = with_positions(positions, self.rules.pits(), |positions| {
             use rayon::prelude::*;
             positions
                 .par_iter()
                 .map(|pos| {
-                    let depth = tb.depth(pos).map_err(probe_error)?;
+                    let depth = tb.depth(values, pos).map_err(probe_error)?;
                     Ok(depth.map_or(-1, |d| d as i16))
                 })
                 .collect::<PyResult<Vec<i16>>>()
@@ -234,7 +236,9 @@ impl PyTablebase {
                 continue;
             }
             let rank = match depths {
-                Some(depths) => conversion_rank(value, depths.move_depth(m).map_err(probe_error)?),
+                Some(depths) => {
+                    conversion_rank(value, depths.move_depth(tb, m).map_err(probe_error)?)
+                }
                 None => 0,
             };
             if best.is_none_or(|(r, _)| rank < r) {

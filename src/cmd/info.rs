@@ -167,13 +167,15 @@ pub fn run(args: InfoArgs) -> Result<bool> {
                     "sha256": sha256_hex(&path).ok(),
                     "histogram": summary.histogram_json(), "exact": exact,
                     "exact_share": exact_share,
+                    "longest_depth_ahead": depths.then(|| h.longest_stored_depth()),
                 })
             );
         } else {
             let values = match (exact, exact_share) {
-                _ if depths => {
-                    "depths to conversion (verify checks them and tells the longest)".into()
-                }
+                _ if depths => format!(
+                    "depths to conversion, the longest {} plies (side ahead to move)",
+                    h.longest_stored_depth()
+                ),
                 (Some(exact), Some(share)) => format!(
                     "forced bounds meet on {exact} of {} positions ({:.2}%)",
                     h.positions,

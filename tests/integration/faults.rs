@@ -365,7 +365,10 @@ impl Mode {
         args.extend(self.flags.iter().map(|s| s.to_string()));
         if self.in_scratch {
             let scratch = root.join("scratch");
-            args.extend(["--scratch".to_string(), scratch.to_str().unwrap().to_string()]);
+            args.extend([
+                "--scratch".to_string(),
+                scratch.to_str().unwrap().to_string(),
+            ]);
         }
         args
     }

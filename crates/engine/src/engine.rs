@@ -249,7 +249,7 @@ impl<'a> Engine<'a> {
     /// Whether the first best move of `pos` is proven to convert: its
     /// level has a depth table.
     pub fn converts(&self, pos: &Position) -> bool {
-        self.depths.is_some_and(|d| d.has_level(pos.stones()))
+        self.in_tables(pos) && self.depths.is_some_and(|d| d.has_level(pos.stones()))
     }
 
     /// The pits of `moves` (of `pos`) worth `value`, the best value: in
@@ -261,16 +261,19 @@ impl<'a> Engine<'a> {
             .filter(|m| m.value == value)
             .map(|m| m.pit)
             .collect();
-        let Some(depths) = self.depths.filter(|_| value != 0 && self.converts(pos)) else {
+        let (Some(depths), Some(tables)) = (self.depths, self.tables) else {
             return Ok(best);
         };
+        if value == 0 || !self.converts(pos) {
+            return Ok(best);
+        }
         let mut ranked = Vec::with_capacity(best.len());
         for &pit in &best {
             let m = self
                 .rules
                 .play(pos, pit as usize)
                 .expect("a best move is legal");
-            ranked.push((conversion_rank(value, depths.move_depth(&m)?), pit));
+            ranked.push((conversion_rank(value, depths.move_depth(tables, &m)?), pit));
         }
         ranked.sort();
         best = ranked.into_iter().map(|(_, pit)| pit).collect();

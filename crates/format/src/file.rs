@@ -30,7 +30,7 @@ use crate::encoding::{Encoding, MoverContexts};
 use crate::error::{FormatError, TableId};
 use crate::header::{Header, RawHeader, END_MARKER, FORMAT_VERSION, HEADER_LIMIT, MAGIC};
 use crate::huge_pages::filled_on_huge_pages;
-use crate::kind::TableKind;
+use crate::kind::{Depth, TableKind};
 use crate::levels::Levels;
 use crate::order::Order;
 
@@ -477,6 +477,17 @@ impl<K: TableKind> Table<K> {
     }
 }
 
+impl Table<Depth> {
+    /// The depth of index `at` whose symbol says it is long
+    /// ([`crate::StoredDepth::Long`]), from the header's list; an index the
+    /// list lacks is a damaged table.
+    pub fn long_depth(&self, at: u64) -> Result<u16, FormatError> {
+        self.header()
+            .long_depth(at)
+            .ok_or_else(|| self.corrupted(format!("a long depth not listed for index {at}")))
+    }
+}
+
 fn read_u32(bytes: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
 }
@@ -555,6 +566,15 @@ fn parse_layout<'a>(
     let config = bincode::config::standard().with_limit::<HEADER_LIMIT>();
     let (raw, used): (RawHeader, usize) = bincode::decode_from_slice(&header_bytes, config)
         .map_err(|e| corrupted(&format!("header does not decode: {e}")))?;
+    // A depth table lists its long depths in a record after the header's.
+    let (long_depths, used) = if raw.lists_long_depths() {
+        let (long, more): (Vec<(u64, u16)>, usize) =
+            bincode::decode_from_slice(&header_bytes[used..], config)
+                .map_err(|e| corrupted(&format!("long depths do not decode: {e}")))?;
+        (long, used + more)
+    } else {
+        (Vec::new(), used)
+    };
     if used != header_len {
         return Err(corrupted("header length mismatch"));
     }
@@ -571,7 +591,11 @@ fn parse_layout<'a>(
     if crc32fast::hash(&head[..index_end]) != read_u32(&head, index_end) {
         return Err(corrupted("header checksum mismatch"));
     }
-    let header = Header::from_raw(raw).map_err(|what| corrupted(&what))?;
+    let mut header = Header::from_raw(raw).map_err(|what| corrupted(&what))?;
+    header.long_depths = long_depths;
+    header
+        .check_long_depths()
+        .map_err(|what| corrupted(&what))?;
     let layout = Layout {
         index: header_end,
         bases: header_end + blocks * INDEX_ENTRY,

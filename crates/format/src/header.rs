@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use crate::codec::{Model, ModelCounts, StoredModel, Uniform};
 use crate::encoding::{ChosenEntries, ContextModel, Encoding, MoverContexts};
-use crate::kind::{Even, Forced, KindId, Stores, TableKind};
+use crate::kind::{Depth, Even, Forced, KindId, StoredDepth, Stores, TableKind};
 
 /// First bytes of every table file.
 pub const MAGIC: &[u8; 8] = b"MANCALTB";
@@ -27,6 +27,10 @@ pub const MAX_BLOCK_SIZE: u32 = 1 << 14;
 /// The most bytes a header may decode to (a level's model is at most 256
 /// contexts per feature of 255 symbols).
 pub(crate) const HEADER_LIMIT: usize = 1 << 20;
+
+/// Depth tables of at least this many positions code their depths in the
+/// mover's-stones contexts ([`Header::for_depths`]).
+pub const DEPTH_MOVER_MIN_POSITIONS: usize = 1 << 22;
 
 /// Everything a table file says about itself.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,6 +59,11 @@ pub struct Header {
     pub histogram: Vec<(i8, u64)>,
     /// The value model every block is coded with ([`Model`]).
     pub model: StoredModel,
+    /// Depth tables: `(index, plies)` of each position whose stored depth
+    /// is [`crate::StoredDepth::Long`], ascending by index; empty in
+    /// other tables. Written after the record as a bincode record of its
+    /// own, so that value tables are unchanged.
+    pub long_depths: Vec<(u64, u16)>,
 }
 
 /// The header as bincode stores it: field order and strings are the file
@@ -76,6 +85,12 @@ pub(crate) struct RawHeader {
 }
 
 impl RawHeader {
+    /// Whether a list of long depths follows the record: it names a depth
+    /// table's kind.
+    pub(crate) fn lists_long_depths(&self) -> bool {
+        KindId::from_name(&self.cycles).is_ok_and(|kind| kind.stores == Stores::Depths)
+    }
+
     /// The block count the record claims, unchecked.
     pub(crate) fn block_count(&self) -> u64 {
         self.block_count
@@ -94,6 +109,91 @@ impl Header {
     ) -> Header {
         let counts = ModelCounts::count(symbols, 0, block_size as usize * K::WIDTH, &Uniform);
         Header::for_counts::<K>(rules, level, block_size, &counts)
+    }
+
+    /// The header of a depth table storing `symbols` (one a position) and
+    /// listing `long_depths` ([`Header::long_depths`]). Levels of at least
+    /// [`DEPTH_MOVER_MIN_POSITIONS`] code their depths in the mover's-stones
+    /// contexts ([`MoverContexts`]); smaller ones in the plain order-1
+    /// model, whose smaller header costs less than the contexts save.
+    pub fn for_depths(
+        rules: &Rules,
+        level: u32,
+        symbols: &[i8],
+        long_depths: Vec<(u64, u16)>,
+        block_size: u32,
+    ) -> Header {
+        let block = block_size as usize;
+        let (contexts, counts) = if symbols.len() >= DEPTH_MOVER_MIN_POSITIONS {
+            let mover = MoverContexts::new(rules, level);
+            (
+                ContextModel::Mover,
+                ModelCounts::count(symbols, 0, block, &mover),
+            )
+        } else {
+            (
+                ContextModel::Uniform,
+                ModelCounts::count(symbols, 0, block, &Uniform),
+            )
+        };
+        Header {
+            long_depths,
+            ..Header::new(
+                rules,
+                Depth::id(),
+                level,
+                block_size,
+                (Encoding::Full, contexts),
+                counts.histogram(),
+                &Model::from_counts(&counts),
+            )
+        }
+    }
+
+    /// A depth table's longest depth where the mover is ahead: its largest
+    /// symbol, or its longest listed depth. (Positions where the mover is
+    /// not ahead repeat stored symbols, and a level without such a
+    /// position stores depth 0 throughout.)
+    pub fn longest_stored_depth(&self) -> u16 {
+        let listed = self.long_depths.iter().map(|&(_, plies)| plies).max();
+        let coded =
+            self.histogram
+                .last()
+                .map(|&(symbol, _)| match Depth::read(self.level, &[symbol]) {
+                    StoredDepth::Plies(plies) => plies,
+                    StoredDepth::Long => 0,
+                });
+        listed.max(coded).unwrap_or(0)
+    }
+
+    /// The depth a depth table lists for index `at`, if it lists one.
+    pub fn long_depth(&self, at: u64) -> Option<u16> {
+        let found = self
+            .long_depths
+            .binary_search_by_key(&at, |&(index, _)| index);
+        found.ok().map(|k| self.long_depths[k].1)
+    }
+
+    /// Checks a depth table's list of long depths against the level:
+    /// indices ascending and in the level, depths long enough to be
+    /// listed.
+    pub(crate) fn check_long_depths(&self) -> Result<(), String> {
+        if self.stores != Stores::Depths && !self.long_depths.is_empty() {
+            return Err("long depths listed in a table of values".into());
+        }
+        let ordered = self.long_depths.windows(2).all(|w| w[0].0 < w[1].0);
+        let in_level = self
+            .long_depths
+            .last()
+            .is_none_or(|&(at, _)| at < self.positions);
+        let long = self
+            .long_depths
+            .iter()
+            .all(|&(_, plies)| (Depth::LONG_PLIES..=Depth::MAX_PLIES).contains(&plies));
+        if !(ordered && in_level && long) || self.long_depths.len() > Depth::MAX_LONG {
+            return Err("a bad list of long depths".into());
+        }
+        Ok(())
     }
 
     /// The header of a table of kind `K` storing its symbols as they are,
@@ -163,6 +263,7 @@ impl Header {
             block_count: positions.div_ceil(block_size as u64),
             histogram,
             model: model.to_stored(),
+            long_depths: Vec::new(),
         }
     }
 
@@ -251,7 +352,14 @@ impl Header {
             return Err(format!("unknown index scheme '{}'", raw.index_scheme));
         }
         let (encoding, contexts) = Encoding::from_name(&raw.value_encoding)?;
-        if encoding != Encoding::Full && kind != Even::id() {
+        // Compact entries are even values'; the full encoding's mover
+        // contexts are for depths.
+        let fits = match (encoding, contexts) {
+            (Encoding::Compact, _) => kind == Even::id(),
+            (Encoding::Full, ContextModel::Mover) => kind.stores == Stores::Depths,
+            (Encoding::Full, ContextModel::Uniform) => true,
+        };
+        if !fits {
             return Err(format!(
                 "value encoding '{}' in a table of {kind}",
                 raw.value_encoding
@@ -285,6 +393,7 @@ impl Header {
             block_count: raw.block_count,
             histogram: raw.histogram,
             model: raw.model,
+            long_depths: Vec::new(),
         };
         header.check_model()?;
         Ok(header)

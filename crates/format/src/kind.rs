@@ -44,11 +44,13 @@ pub struct KindId {
     pub stores: Stores,
 }
 
-/// The header's name of a depth table's kind after its cycles' name.
-const DEPTH_SUFFIX: &str = "-depth";
+/// The header's name of a depth table's kind after its cycles' name
+/// ("depth to conversion"; an earlier layout, two symbols a position
+/// everywhere, was named `-depth`).
+const DEPTH_SUFFIX: &str = "-dtc";
 
 impl KindId {
-    /// The name in file headers: the cycles' name, with `-depth` for
+    /// The name in file headers: the cycles' name, with `-dtc` for
     /// depths.
     pub fn name(self) -> String {
         match self.stores {
@@ -252,10 +254,14 @@ impl TableKind for Forced {
     }
 }
 
-/// Depth tables of even values (`docs/RULES.md`, "Depth to conversion"):
-/// two symbols a position, its depth in plies as `plies % 128` and
-/// `plies / 128`, so that the common short depths are one symbol and a
-/// zero; a position without a depth (worth 0) stores `−1` and `0`.
+/// Depth tables of even values (`docs/RULES.md`, "Depth to conversion";
+/// `docs/FORMAT.md`, "Depth tables"): one symbol a position, which counts
+/// only where the mover is ahead. Everywhere else a reader derives the
+/// depth from the values (none where the value is 0, one ply of search
+/// where the mover is behind), so the writer stores there whatever codes
+/// cheapest. A depth of
+/// [`Depth::LONG_PLIES`] or more is stored as [`StoredDepth::Long`] and
+/// found in the header's list of long depths.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Depth;
 
@@ -273,43 +279,74 @@ impl Display for Plies {
     }
 }
 
+/// What a depth table's symbol says, read as a depth: meaningful only
+/// where the mover is ahead ([`Depth`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoredDepth {
+    /// The depth, below [`Depth::LONG_PLIES`].
+    Plies(u16),
+    /// A depth of [`Depth::LONG_PLIES`] or more, in the header's list
+    /// ([`crate::Header::long_depths`]).
+    Long,
+}
+
+impl Display for StoredDepth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoredDepth::Plies(plies) => write!(f, "{plies}"),
+            StoredDepth::Long => write!(f, "{} or more", Depth::LONG_PLIES),
+        }
+    }
+}
+
 impl Depth {
-    /// The longest depth a table can store.
-    pub const MAX_PLIES: u16 = 127 * 128 + 127;
+    /// Depths from this one on are stored in the header's list: the
+    /// symbols `−127..=126` hold the depths `0..=253`, and `127` says
+    /// "long".
+    pub const LONG_PLIES: u16 = 254;
+    /// The longest depth a table can store (a solver keeps the two
+    /// 16-bit values above it for "longer" and "none").
+    pub const MAX_PLIES: u16 = u16::MAX - 2;
+    /// The most long depths one level's header may list.
+    pub const MAX_LONG: usize = 1 << 16;
+    /// The symbol of [`StoredDepth::Long`].
+    const LONG_SYMBOL: i8 = i8::MAX;
 }
 
 impl TableKind for Depth {
-    type Entry = Plies;
+    type Entry = StoredDepth;
     const CYCLES: Cycles = Cycles::Even;
     const STORES: Stores = Stores::Depths;
-    const WIDTH: usize = 2;
+    const WIDTH: usize = 1;
 
     #[inline]
-    fn read(_n: u32, symbols: &[i8]) -> Plies {
-        let (low, high) = (symbols[0], symbols[1]);
-        Plies((low >= 0).then(|| low as u16 + 128 * high as u16))
+    fn read(_n: u32, symbols: &[i8]) -> StoredDepth {
+        match symbols[0] {
+            Depth::LONG_SYMBOL => StoredDepth::Long,
+            symbol => StoredDepth::Plies((i16::from(symbol) + 127) as u16),
+        }
     }
 
-    fn decode(n: u32, symbols: &[i8]) -> Option<Plies> {
-        let (low, high) = (symbols[0], symbols[1]);
-        let fits = (low >= -1) && (high >= 0) && (low >= 0 || high == 0);
-        fits.then(|| Depth::read(n, symbols))
+    /// Every symbol a codec can give is a stored depth (−128 never is).
+    fn decode(n: u32, symbols: &[i8]) -> Option<StoredDepth> {
+        (symbols[0] != i8::MIN).then(|| Depth::read(n, symbols))
     }
 
     /// # Panics
     ///
-    /// If the depth is above [`Depth::MAX_PLIES`], which a writer checks
-    /// first.
-    fn encode(_n: u32, plies: Plies, out: &mut [i8]) {
-        let (low, high) = match plies.0 {
-            Some(plies) => {
-                assert!(plies <= Depth::MAX_PLIES, "a depth of {plies} plies");
-                ((plies % 128) as i8, (plies / 128) as i8)
+    /// If a depth of [`Depth::LONG_PLIES`] or more is not
+    /// [`StoredDepth::Long`].
+    fn encode(_n: u32, stored: StoredDepth, out: &mut [i8]) {
+        out[0] = match stored {
+            StoredDepth::Plies(plies) => {
+                assert!(
+                    plies < Depth::LONG_PLIES,
+                    "a depth of {plies} plies stored short"
+                );
+                (i16::from(plies as u8) - 127) as i8
             }
-            None => (-1, 0),
+            StoredDepth::Long => Depth::LONG_SYMBOL,
         };
-        out[0] = low;
-        out[1] = high;
     }
 
     fn complete(
@@ -318,11 +355,7 @@ impl TableKind for Depth {
         _order: Order,
         _: &Levels<Depth>,
     ) -> Result<(), FormatError> {
-        let n = table.header().level;
-        let bad = symbols
-            .par_chunks(Depth::WIDTH)
-            .position_first(|pair| Depth::decode(n, pair).is_none());
-        match bad {
+        match symbols.par_iter().position_first(|&s| s == i8::MIN) {
             Some(at) => Err(table.corrupted(format!("an impossible depth stored for index {at}"))),
             None => Ok(()),
         }

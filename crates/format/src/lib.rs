@@ -10,7 +10,8 @@
 //!   for ([`Full`], [`Compact`]), how a writer chooses them and a reader
 //!   gets the values back;
 //! - [`TableFile`] and [`Table`]: a mapped, validated file, typed by its
-//!   kind ([`Even`], [`Forced`]);
+//!   kind ([`Even`], [`Forced`], [`Depth`]), and [`depth_of`]: a position's
+//!   depth from a depth table and the values;
 //! - [`EncodedTable`]: coding a level and writing it to any
 //!   [`std::io::Write`], or atomically to a file;
 //! - [`Levels`] and [`Scratch`]: decoded levels held for random access,
@@ -24,6 +25,7 @@
 #![warn(missing_docs)]
 
 mod codec;
+mod depth;
 mod encoding;
 mod error;
 mod file;
@@ -39,6 +41,7 @@ pub use codec::{
     lower_free_values, Contexts, DecodeError, Decoder, Model, ModelCounts, StoredModel, Uniform,
     MAX_SYMBOLS, PROB_BITS, PROB_SCALE,
 };
+pub use depth::{depth_of, stores_depth};
 pub use encoding::{
     free_entries, unreachable_by_moves, ChosenEntries, Compact, ContextModel, Encoding,
     EntryReader, Full, MoverContexts, Restoring, SolvedValues, ValueEncoding, Window, MOVER_CAP,
@@ -49,7 +52,9 @@ pub use header::{
     histogram, Header, END_MARKER, FORMAT_VERSION, INDEX_SCHEME, MAGIC, MAX_BLOCK_SIZE,
 };
 pub use huge_pages::filled_on_huge_pages;
-pub use kind::{symbols_per_position, Depth, Even, Forced, KindId, Plies, Stores, TableKind};
+pub use kind::{
+    symbols_per_position, Depth, Even, Forced, KindId, Plies, StoredDepth, Stores, TableKind,
+};
 pub use layout::{
     depth_file_name, depth_path, dir_name, level_file_name, level_files, level_path,
     levels_available, levels_present, parse_dir_name, rule_sets, table_path, tables_dir,

@@ -17,6 +17,7 @@ use crate::codec::{Contexts, Uniform};
 use crate::error::FormatError;
 use crate::file::{GROUP_BLOCKS, INDEX_ENTRY, TRAILER};
 use crate::header::{Header, END_MARKER, FORMAT_VERSION, MAGIC};
+use crate::kind::Stores;
 
 /// A level's table, coded and framed: ready to be written anywhere.
 pub struct EncodedTable {
@@ -185,9 +186,16 @@ impl BlockFrame {
     }
 }
 
-/// The header's bincode record.
+/// The header's bincode record, and a depth table's list of long depths
+/// as a record of its own after it.
 fn header_bytes(header: &Header) -> Vec<u8> {
-    bincode::encode_to_vec(header.to_raw(), bincode::config::standard()).expect("header encodes")
+    let config = bincode::config::standard();
+    let mut bytes = bincode::encode_to_vec(header.to_raw(), config).expect("header encodes");
+    if header.stores == Stores::Depths {
+        bincode::encode_into_std_write(&header.long_depths, &mut bytes, config)
+            .expect("long depths encode");
+    }
+    bytes
 }
 
 /// The length of a head ([`frame_head`]) with this header record and
@@ -351,44 +359,67 @@ mod tests {
         assert_eq!(left.len(), 2, "only the table and the directory: {left:?}");
     }
 
-    /// A depth table writes and reads back every depth (short ones, none,
-    /// and the longest), and is a kind of its own: neither it nor an even
-    /// table opens as the other.
+    /// A depth table writes and reads back every stored depth (the
+    /// shortest, the longest short one, and long ones listed in its
+    /// header), and is a kind of its own: neither it nor an even table
+    /// opens as the other.
     #[test]
     fn a_depth_table_reads_back_and_opens_as_nothing_else() {
         use crate::error::FormatError;
         use crate::file::Table;
-        use crate::kind::{Depth, Plies, TableKind};
+        use crate::kind::{Depth, StoredDepth, TableKind};
         use crate::levels::Levels;
 
         let rules = Rules::new(Variant::Oware, 2).unwrap();
         let level = 9;
         let positions = LevelIndex::new(2, level).count() as usize;
-        let depths: Vec<Plies> = (0..positions)
+        let stored: Vec<StoredDepth> = (0..positions)
             .map(|i| match i % 7 {
-                0 => Plies(None),
-                1 => Plies(Some(Depth::MAX_PLIES)),
-                2 => Plies(Some(128)),
-                k => Plies(Some((i * k % 130) as u16)),
+                0 => StoredDepth::Long,
+                1 => StoredDepth::Plies(Depth::LONG_PLIES - 1),
+                2 => StoredDepth::Plies(0),
+                k => StoredDepth::Plies((i * k % 130) as u16),
             })
             .collect();
-        let mut symbols = vec![0i8; positions * Depth::WIDTH];
-        for (plies, out) in depths.iter().zip(symbols.chunks_mut(Depth::WIDTH)) {
-            Depth::encode(level, *plies, out);
+        let mut symbols = vec![0i8; positions];
+        for (entry, out) in stored.iter().zip(symbols.chunks_mut(1)) {
+            Depth::encode(level, *entry, out);
         }
-        let header = Header::for_symbols::<Depth>(&rules, level, &symbols, 16);
+        let long: Vec<(u64, u16)> = (0..positions as u64)
+            .step_by(7)
+            .map(|at| (at, Depth::LONG_PLIES + (at % 3) as u16 * 1000))
+            .collect();
+        let header = Header::for_depths(&rules, level, &symbols, long.clone(), 16);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("depth-009.mtb");
         write_level(&header, &symbols, &path).unwrap();
 
         let table = Table::<Depth>::open(&path, None).unwrap();
         assert_eq!(table.header().kind(), Depth::id());
+        assert_eq!(table.header().long_depths, long);
+        assert_eq!(table.header().long_depth(7), Some(Depth::LONG_PLIES + 1000));
+        assert_eq!(table.header().long_depth(8), None);
         let read = table.decode_entries(&Levels::new()).unwrap();
-        let read: Vec<Plies> = read
-            .chunks(Depth::WIDTH)
-            .map(|pair| Depth::decode(level, pair).unwrap())
+        let read: Vec<StoredDepth> = read
+            .chunks(1)
+            .map(|symbol| Depth::decode(level, symbol).unwrap())
             .collect();
-        assert_eq!(read, depths);
+        assert_eq!(read, stored);
+
+        // A list out of order is a damaged header.
+        let mut unordered = long.clone();
+        unordered.swap(0, 1);
+        let bad = dir.path().join("depth-bad.mtb");
+        write_level(
+            &Header::for_depths(&rules, level, &symbols, unordered, 16),
+            &symbols,
+            &bad,
+        )
+        .unwrap();
+        assert!(matches!(
+            Table::<Depth>::open(&bad, None).err(),
+            Some(FormatError::Corrupted { .. })
+        ));
 
         let wrong = Table::<Even>::open(&path, None).err();
         assert!(

@@ -96,6 +96,17 @@ pub enum BuildError {
         /// The depth.
         plies: u32,
     },
+    /// A level has more long depths than a depth table's header lists.
+    #[error(
+        "level {level} has {count} positions with depths to conversion of 254 plies or more, \
+         more than a depth table lists"
+    )]
+    TooManyLongDepths {
+        /// The level.
+        level: u32,
+        /// Its positions with long depths.
+        count: usize,
+    },
     /// A rank of a build across a cluster failed; every rank reports it.
     #[error("rank {rank}: {message}")]
     Rank {

@@ -10,8 +10,8 @@ use mancala_core::{
     MAX_PITS,
 };
 use mancala_format::{
-    depth_path, levels_available, table_path, tables_dir, Access, Depth, EntryReader, Even, Forced,
-    FormatError, Stores, Table, TableId, TableKind, Window,
+    depth_of, depth_path, levels_available, table_path, tables_dir, Access, Depth, EntryReader,
+    Even, Forced, FormatError, StoredDepth, Stores, Table, TableId, TableKind, Window,
 };
 
 use crate::cache::BlockCache;
@@ -303,20 +303,43 @@ fn available<K: TableKind>(dir: &Path, rules: &Rules) -> Vec<u32> {
 
 impl Tablebase<Depth> {
     /// The depth to conversion of `pos` (`docs/RULES.md`), in plies: `None`
-    /// where it has none (a position worth 0).
-    pub fn depth(&self, pos: &Position) -> Result<Option<u16>> {
-        let n = pos.stones();
-        Ok(Depth::read(n, &self.symbols_of(pos)?).0)
+    /// where it has none (a position worth 0). A depth table stores the
+    /// depths of the positions whose mover is ahead; the others are read
+    /// from the even tables `values` of the same rule set, one ply deep
+    /// where the mover is behind.
+    pub fn depth(&self, values: &Tablebase<Even>, pos: &Position) -> Result<Option<u16>> {
+        self.check(pos)?;
+        let value = values.value(pos)?;
+        depth_of(
+            &self.rules,
+            pos,
+            value,
+            |child| values.value(child),
+            |ahead| self.stored_depth(ahead),
+        )
     }
 
     /// The plies to conversion through move `m` of a position these tables
     /// hold: 1 if it converts (leaves the level), else one more than its
     /// child's depth; `None` where the child has none.
-    pub fn move_depth(&self, m: &Move) -> Result<Option<u16>> {
+    pub fn move_depth(&self, values: &Tablebase<Even>, m: &Move) -> Result<Option<u16>> {
         if m.leaves_level() {
             return Ok(Some(1));
         }
-        Ok(self.depth(&m.child)?.map(|d| d + 1))
+        Ok(self.depth(values, &m.child)?.map(|d| d + 1))
+    }
+
+    /// The depth the table stores for `pos`, a position whose mover is
+    /// ahead: its symbol, or its entry in the header's list of long ones.
+    fn stored_depth(&self, pos: &Position) -> Result<u16> {
+        let n = pos.stones();
+        match Depth::read(n, &self.symbols_of(pos)?) {
+            StoredDepth::Plies(plies) => Ok(plies),
+            StoredDepth::Long => self
+                .level(n)?
+                .long_depth(rank(pos))
+                .map_err(|e| self.table_error(n, e)),
+        }
     }
 }
 

@@ -24,9 +24,9 @@ use std::sync::Arc;
 
 use mancala_core::{Bounds, LevelIndex, Move, Position, Rules, MAX_PITS};
 use mancala_format::{
-    depth_path, dir_name, flip_gathered_bytes, histogram, level_path, levels_available, tables_dir,
-    Depth, Even, Forced, FormatError, Levels, Plies, Scratch, Table, TableId, TableKind,
-    MAPPED_MIN_POSITIONS,
+    depth_of, depth_path, dir_name, flip_gathered_bytes, histogram, level_path, levels_available,
+    tables_dir, Depth, Even, Forced, FormatError, Levels, Plies, Scratch, StoredDepth, Table,
+    TableId, TableKind, MAPPED_MIN_POSITIONS,
 };
 use rayon::prelude::*;
 
@@ -162,35 +162,53 @@ impl Recompute for Even {
         let table = Table::<Depth>::open(&path, Some(expected))?;
         table.check_file_checksum()?;
         let stored = table.decode_entries(&Levels::new())?;
-        Ok(Some(depth_mismatches(rules, n, levels, &stored)))
+        Ok(Some(depth_mismatches(rules, n, levels, &table, &stored)))
     }
 }
 
-/// Checks every stored depth of level `n` (`stored`, the depth table's
-/// symbols) by the definition, from the values in `levels` and the
-/// children's stored depths: none where the value is 0, 0 at a terminal
-/// position, else over the moves that keep the value, 1 for one that
-/// leaves the level and one more than the child's depth for another, the
-/// least where the mover is ahead and the most where he is behind.
-fn depth_mismatches(rules: &Rules, n: u32, levels: &Levels<Even>, stored: &[i8]) -> DepthCheck {
+/// Checks every depth of level `n` that `table` (whose symbols are
+/// `stored`) gives, read as `docs/FORMAT.md` says with the values in
+/// `levels`, by the definition, from the values and the table's depths of
+/// the children: none where the value is 0, 0 at a terminal position, else
+/// over the moves that keep the value, 1 for one that leaves the level and
+/// one more than the child's depth for another, the least where the mover
+/// is ahead and the most where he is behind.
+fn depth_mismatches(
+    rules: &Rules,
+    n: u32,
+    levels: &Levels<Even>,
+    table: &Table<Depth>,
+    stored: &[i8],
+) -> DepthCheck {
     let index = LevelIndex::new(rules.pits(), n);
-    let depth_at = |at: u64| {
-        let at = at as usize * Depth::WIDTH;
-        Depth::read(n, &stored[at..at + Depth::WIDTH])
+    let value_of = |pos: &Position| i32::from(levels.entry(pos));
+    let stored_of = |pos: &Position| -> Result<u16, FormatError> {
+        let at = index.rank(pos);
+        match Depth::read(n, &stored[at as usize..=at as usize]) {
+            StoredDepth::Plies(plies) => Ok(plies),
+            StoredDepth::Long => table.long_depth(at),
+        }
+    };
+    // The table's depth of a position; a long depth missing from the list
+    // is none, which no position worth other than 0 has.
+    let depth_at = |pos: &Position| -> Plies {
+        let value = value_of(pos);
+        let depth = depth_of(rules, pos, value, |c| Ok(value_of(c)), stored_of);
+        Plies(depth.unwrap_or(None))
     };
     let expected = |pos: &Position| -> Plies {
-        let value = levels.entry(pos) as i32;
+        let value = value_of(pos);
         if value == 0 {
             return Plies(None);
         }
         let mut terms = Vec::with_capacity(MAX_PITS);
         let terminal = rules.for_each_move(pos, |m| {
-            let worth = m.value_given_child(levels.entry(&m.child) as i32);
+            let worth = m.value_given_child(value_of(&m.child));
             if worth == value {
                 let plies = if m.leaves_level() {
                     Some(1)
                 } else {
-                    depth_at(index.rank(&m.child)).0.map(|d| u32::from(d) + 1)
+                    depth_at(&m.child).0.map(|d| u32::from(d) + 1)
                 };
                 // A child without a depth where it must have one: no
                 // depth is consistent.
@@ -211,8 +229,8 @@ fn depth_mismatches(rules: &Rules, n: u32, levels: &Levels<Even>, stored: &[i8])
             let first = chunk * CHUNK;
             let mut check = DepthCheck::default();
             let count = CHUNK.min(index.count() - first);
-            for (at, pos) in (first..first + count).zip(index.positions_from(first)) {
-                let (stored, wanted) = (depth_at(at), expected(&pos));
+            for pos in index.positions_from(first).take(count as usize) {
+                let (stored, wanted) = (depth_at(&pos), expected(&pos));
                 check.longest = check.longest.max(stored.0);
                 if stored != wanted {
                     check.mismatches += 1;

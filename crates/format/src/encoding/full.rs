@@ -15,6 +15,9 @@ pub struct Full;
 
 /// The header's name: order-1 rANS with 11-bit probabilities.
 const NAME: &str = "rans-order1-11";
+/// The header's name with the mover's-stones contexts
+/// ([`super::MoverContexts`]), which depth tables use.
+const NAME_MOVER: &str = "rans-order1-mover-11";
 
 impl ValueEncoding for Full {
     const ENCODING: Encoding = Encoding::Full;
@@ -33,11 +36,18 @@ impl ValueEncoding for Full {
     }
 
     fn name(contexts: ContextModel) -> Option<&'static str> {
-        (contexts == ContextModel::Uniform).then_some(NAME)
+        match contexts {
+            ContextModel::Uniform => Some(NAME),
+            ContextModel::Mover => Some(NAME_MOVER),
+        }
     }
 
     fn contexts_of(name: &str) -> Option<ContextModel> {
-        (name == NAME).then_some(ContextModel::Uniform)
+        match name {
+            NAME => Some(ContextModel::Uniform),
+            NAME_MOVER => Some(ContextModel::Mover),
+            _ => None,
+        }
     }
 
     fn choose(level: SolvedValues<'_>, block_size: usize) -> ChosenEntries<'_> {

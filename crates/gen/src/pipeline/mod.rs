@@ -13,14 +13,14 @@ use std::time::Instant;
 
 use mancala_core::{Cycles, LevelIndex, Rules};
 use mancala_format::{
-    depth_path, level_path, table_path, write_level, Depth, Encoding, Even, Forced, FormatError,
-    Header, Levels, Plies, Scratch, Table, TableId, TableKind,
+    depth_path, level_path, stores_depth, table_path, write_level, Depth, Encoding, Even, Forced,
+    FormatError, Header, Levels, Scratch, StoredDepth, Table, TableId, TableKind,
 };
 use rayon::prelude::*;
 
 use crate::checkpoint::Checkpoints;
 use crate::error::BuildError;
-use crate::kernel::{Depths, NO_DEPTH};
+use crate::kernel::Depths;
 use crate::lean::{Lean, LeanKind};
 use crate::lock;
 use crate::solve::{Solution, Solve};
@@ -575,7 +575,13 @@ fn build_level<K: Solve>(
     job.depths = depths.as_ref();
     let solution = (solver.solve)(&job)?;
     if let Some(depths) = depths {
-        store_depths(options, dir, n, depths.into_plies())?;
+        store_depths(
+            options,
+            dir,
+            n,
+            depths.into_plies(),
+            solution.held_symbols(),
+        )?;
     }
     let (header, bytes) = store::<K>(options, dir, n, &solution)?;
     if let Some(c) = &checkpoints {
@@ -682,30 +688,70 @@ fn wants_depths<K: Solve>(options: &BuildOptions) -> bool {
 }
 
 /// Writes level `n`'s depth table from every position's depth in index
-/// order ([`NO_DEPTH`] where it has none).
+/// order ([`crate::kernel::NO_DEPTH`] where it has none) and its `values`.
+/// The table stores the depths of the positions whose mover is ahead
+/// ([`stores_depth`]); every other position repeats the symbol before it,
+/// which the order-1 model codes in next to no bits.
 fn store_depths(
     options: &BuildOptions,
     dir: &Path,
     n: u32,
     plies: Vec<u16>,
+    values: &[i8],
 ) -> Result<(), BuildError> {
-    let mut symbols = vec![0i8; plies.len() * Depth::WIDTH];
-    symbols
-        .par_chunks_mut(Depth::WIDTH)
-        .zip(plies.par_iter())
-        .try_for_each(|(out, &plies)| {
-            let depth = (plies != NO_DEPTH).then_some(plies);
-            if depth.is_some_and(|plies| plies > Depth::MAX_PLIES) {
+    const CHUNK: usize = 1 << 20;
+    let mut symbols = vec![0i8; plies.len()];
+    let long: Vec<Vec<(u64, u16)>> = symbols
+        .par_chunks_mut(CHUNK)
+        .zip(plies.par_chunks(CHUNK).zip(values.par_chunks(CHUNK)))
+        .enumerate()
+        .map(|(chunk, (out, (plies, values)))| {
+            let first = (chunk * CHUNK) as u64;
+            depth_symbols(n, first, plies, values, out)
+        })
+        .collect::<Result<_, _>>()?;
+    let long: Vec<(u64, u16)> = long.into_iter().flatten().collect();
+    if long.len() > Depth::MAX_LONG {
+        return Err(BuildError::TooManyLongDepths {
+            level: n,
+            count: long.len(),
+        });
+    }
+    let header = Header::for_depths(&options.rules, n, &symbols, long, options.block_size());
+    write_level(&header, &symbols, &depth_path(dir, n))?;
+    Ok(())
+}
+
+/// The symbols of the positions from level index `first` whose depths are
+/// `plies` and values `values`, into `out`; the long depths among them.
+fn depth_symbols(
+    n: u32,
+    first: u64,
+    plies: &[u16],
+    values: &[i8],
+    out: &mut [i8],
+) -> Result<Vec<(u64, u16)>, BuildError> {
+    let mut long = Vec::new();
+    let mut last = [0i8];
+    Depth::encode(n, StoredDepth::Plies(0), &mut last);
+    for (k, ((&plies, &value), out)) in plies.iter().zip(values).zip(out).enumerate() {
+        if stores_depth(value.into()) {
+            if plies > Depth::MAX_PLIES {
                 return Err(BuildError::DepthTooLong {
                     plies: plies.into(),
                 });
             }
-            Depth::encode(n, Plies(depth), out);
-            Ok(())
-        })?;
-    let header = Header::for_symbols::<Depth>(&options.rules, n, &symbols, options.block_size());
-    write_level(&header, &symbols, &depth_path(dir, n))?;
-    Ok(())
+            let stored = if plies >= Depth::LONG_PLIES {
+                long.push((first + k as u64, plies));
+                StoredDepth::Long
+            } else {
+                StoredDepth::Plies(plies)
+            };
+            Depth::encode(n, stored, &mut last);
+        }
+        *out = last[0];
+    }
+    Ok(long)
 }
 
 /// Solves levels `0..=max_stones` in memory: small boards, tests and

@@ -329,8 +329,9 @@ fn following_the_depths_realizes_the_value() {
 /// unchanged.
 #[test]
 fn a_build_writes_depth_tables_the_same_in_every_mode() {
-    use mancala_format::{depth_path, level_path, Depth, Table, TableKind};
+    use mancala_format::{depth_path, level_path};
     use mancala_gen::{build, BuildOptions, MemoryMode, Quiet};
+    use mancala_probe::{Depth, Tablebase};
 
     for (variant, pits, max) in [(Variant::Oware, 6, 9), (Variant::Kalah, 4, 9)] {
         let rules = Rules::new(variant, pits).unwrap();
@@ -364,14 +365,15 @@ fn a_build_writes_depth_tables_the_same_in_every_mode() {
         assert!(!depth_path(&plain, max).exists());
 
         let expected = solved_with_depths(&rules, max);
+        let root = fast.parent().unwrap();
+        let values: Tablebase = Tablebase::open(root, rules).unwrap();
+        let tables: Tablebase<Depth> = Tablebase::open(root, rules).unwrap();
         for (n, (_, depths)) in expected.iter().enumerate() {
-            let table = Table::<Depth>::open(&depth_path(&fast, n as u32), None).unwrap();
-            let symbols = table.decode_all().unwrap();
-            let read: Vec<u16> = symbols
-                .chunks(Depth::WIDTH)
-                .map(|pair| Depth::read(n as u32, pair).0.unwrap_or(NO_DEPTH))
-                .collect();
-            assert!(&read == depths, "{} level {n}", rules.id());
+            let index = LevelIndex::new(rules.pits(), n as u32);
+            for (pos, &wanted) in index.positions_from(0).zip(depths) {
+                let read = tables.depth(&values, &pos).unwrap().unwrap_or(NO_DEPTH);
+                assert_eq!(read, wanted, "{} level {n}: {pos}", rules.id());
+            }
         }
 
         let mut options = BuildOptions::new(plain.parent().unwrap(), rules, max);
@@ -404,6 +406,7 @@ fn a_tablebase_probes_depths() {
     options.depths = true;
     build(&options, &Quiet).unwrap();
     let depths: Tablebase<Depth> = Tablebase::open(dir.path(), rules).unwrap();
+    let values: Tablebase = Tablebase::open(dir.path(), rules).unwrap();
     assert_eq!(depths.levels(), (0..=max).collect::<Vec<_>>());
     let expected = solved_with_depths(&rules, max);
     for (n, (_, plies)) in expected.iter().enumerate() {
@@ -411,13 +414,16 @@ fn a_tablebase_probes_depths() {
         for (at, &plies) in plies.iter().enumerate().step_by(7) {
             let pos = index.unrank(at as u64);
             let wanted = (plies != NO_DEPTH).then_some(plies);
-            assert_eq!(depths.depth(&pos).unwrap(), wanted, "{pos}");
+            assert_eq!(depths.depth(&values, &pos).unwrap(), wanted, "{pos}");
         }
     }
     std::fs::remove_file(mancala_format::depth_path(&options.dir(), max)).unwrap();
     let depths: Tablebase<Depth> = Tablebase::open(dir.path(), rules).unwrap();
     let top = LevelIndex::new(rules.pits(), max).unrank(0);
-    assert!(depths.depth(&top).is_err(), "a depth without its table");
+    assert!(
+        depths.depth(&values, &top).is_err(),
+        "a depth without its table"
+    );
 }
 
 /// `verify` checks depth tables by the definition: the built ones pass,
@@ -425,7 +431,9 @@ fn a_tablebase_probes_depths() {
 /// that position or at a parent that relies on it.
 #[test]
 fn verify_fails_a_depth_table_with_one_depth_changed() {
-    use mancala_format::{depth_path, write_level, Depth, Header, Plies, Table, TableKind};
+    use mancala_format::{
+        depth_path, level_path, write_level, Depth, Header, StoredDepth, Table, TableKind,
+    };
     use mancala_gen::{build, BuildOptions, Quiet};
     use mancala_verify::verify;
 
@@ -440,20 +448,20 @@ fn verify_fails_a_depth_table_with_one_depth_changed() {
     assert!(checks.iter().all(|c| c.ok() && c.depths.is_some()));
     assert!(checks[max as usize].depths.as_ref().unwrap().longest > Some(30));
 
+    // A depth of 7 stored for a position whose mover is ahead becomes 8.
     let path = depth_path(&options.dir(), max);
-    let mut symbols = Table::<Depth>::open(&path, None)
+    let table = Table::<Depth>::open(&path, None).unwrap();
+    let mut symbols = table.decode_all().unwrap();
+    let values = Table::<Even>::open(&level_path(&options.dir(), max), None)
         .unwrap()
         .decode_all()
         .unwrap();
-    let changed = (0..symbols.len() / 2)
-        .find(|&at| Depth::read(max, &symbols[2 * at..2 * at + 2]).0 == Some(7))
+    let changed = (0..symbols.len())
+        .find(|&at| values[at] > 0 && Depth::read(max, &symbols[at..=at]) == StoredDepth::Plies(7))
         .unwrap();
-    Depth::encode(
-        max,
-        Plies(Some(8)),
-        &mut symbols[2 * changed..2 * changed + 2],
-    );
-    let header = Header::for_symbols::<Depth>(&rules, max, &symbols, options.block_size());
+    Depth::encode(max, StoredDepth::Plies(8), &mut symbols[changed..=changed]);
+    let long = table.header().long_depths.clone();
+    let header = Header::for_depths(&rules, max, &symbols, long, options.block_size());
     write_level(&header, &symbols, &path).unwrap();
     let checks = verify::<Even>(dir.path(), &rules, max, None, scratch.path(), |_| {}).unwrap();
     let check = &checks[0];

@@ -1,0 +1,57 @@
+//! Reading a depth table: every position's depth to conversion from the
+//! table's stored depths and the level's values (`docs/FORMAT.md`, "Depth
+//! tables").
+//!
+//! A depth table stores a depth only where the mover is ahead. The rest
+//! follows from the definition (`docs/RULES.md`, "Depth to conversion")
+//! one ply deep: a position worth 0 has none, and where the mover is
+//! behind, the game's end has 0 and each move that keeps his value either
+//! leaves the level (1 ply) or reaches a position of the same level whose
+//! new mover is ahead, whose depth is stored.
+
+use mancala_core::{Position, Rules, Successors};
+
+/// The depth to conversion of `pos`, worth `value` to its mover, by the
+/// reading above: `value_of` gives the value of a position of the level,
+/// `stored_of` the depth a table stores for a position whose mover is
+/// ahead. `None` where the value is 0, or where a position worth other
+/// than 0 has no move keeping it (values that are not a solution, which
+/// only damage gives).
+pub fn depth_of<E>(
+    rules: &Rules,
+    pos: &Position,
+    value: i32,
+    mut value_of: impl FnMut(&Position) -> Result<i32, E>,
+    mut stored_of: impl FnMut(&Position) -> Result<u16, E>,
+) -> Result<Option<u16>, E> {
+    if value == 0 {
+        return Ok(None);
+    }
+    if value > 0 {
+        return stored_of(pos).map(Some);
+    }
+    let moves = match rules.successors(pos) {
+        Successors::Terminal(_) => return Ok(Some(0)),
+        Successors::Moves(moves) => moves,
+    };
+    let mut longest = None;
+    for m in moves.iter() {
+        if m.value_given_child(value_of(&m.child)?) != value {
+            continue;
+        }
+        let plies = if m.leaves_level() {
+            1
+        } else {
+            stored_of(&m.child)?.saturating_add(1)
+        };
+        longest = longest.max(Some(plies));
+    }
+    Ok(longest)
+}
+
+/// Whether a depth table stores the depth of a position worth `value` to
+/// its mover: where he is ahead. Elsewhere the writer stores whatever codes
+/// cheapest.
+pub fn stores_depth(value: i32) -> bool {
+    value > 0
+}
