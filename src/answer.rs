@@ -409,8 +409,8 @@ impl Analysed {
                     ),
                 };
                 if let Some(plies) = depths.as_ref().and_then(|d| d.position) {
-                    let s = if plies == 1 { "" } else { "s" };
-                    text += &format!("converts in {plies} ply{s} (depth to conversion)\n");
+                    let unit = if plies == 1 { "ply" } else { "plies" };
+                    text += &format!("converts in {plies} {unit} (depth to conversion)\n");
                 }
                 // With depths, the first best move is the one that converts.
                 let first_best = depths.as_ref().and_then(|_| self.best().next());

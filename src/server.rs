@@ -898,6 +898,9 @@ fn analyze_state(
     }
     let analysis = engine.analyze(state)?;
     let mut answer = json::analysis(&analysis);
+    if let Some(depths) = depths.filter(|_| engine.converts(&state.position)) {
+        add_state_depths(&mut answer, tb, depths, &state.position)?;
+    }
     answer["end"] = json::end(state.end(tb.rules()));
     answer["rules"] = tb.rules().variant().name().into();
     answer["pits"] = tb.rules().pits().into();
@@ -905,6 +908,29 @@ fn analyze_state(
     answer["stores"] = json!(state.stores);
     answer["tables_up_to"] = tb.max_level().into();
     Ok(Json(answer))
+}
+
+/// Adds to an analysis of `pos` the depth to conversion of the position
+/// (`"depth"`, `null` where it has none) and of each move (`"depth"` on
+/// each of `"moves"`: the plies to conversion through it), from depth
+/// tables that cover it.
+fn add_state_depths(
+    answer: &mut serde_json::Value,
+    tb: &Tablebase,
+    depths: &Tablebase<Depth>,
+    pos: &Position,
+) -> Result<(), ApiError> {
+    answer["depth"] = depths.depth(tb, pos)?.into();
+    // The analysis lists the legal moves in pit order, as the rules give
+    // them.
+    let mut legal = Vec::new();
+    tb.rules().for_each_move(pos, |m| legal.push(*m));
+    if let Some(moves) = answer["moves"].as_array_mut() {
+        for (shown, m) in moves.iter_mut().zip(&legal) {
+            shown["depth"] = depths.move_depth(tb, m)?.into();
+        }
+    }
+    Ok(())
 }
 
 /// The body of `POST /v1/play`.

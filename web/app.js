@@ -209,10 +209,17 @@ function signed(value) {
   return value > 0 ? `+${value}` : String(value);
 }
 
+// "converts in 7 plies" where depth tables give one, else "".
+function converts(depth) {
+  if (typeof depth !== "number") return "";
+  return `converts in ${depth} ${depth === 1 ? "ply" : "plies"}`;
+}
+
 function addValue(pit, move, best) {
   const value = document.createElement("span");
   value.className = "value";
   value.textContent = (move.exact ? "" : "≈") + signed(move.value);
+  if (converts(move.depth)) value.title = converts(move.depth);
   if (best.includes(move.move)) {
     value.classList.add("best");
     value.textContent += " ★";
@@ -225,8 +232,9 @@ function renderAnalysis(state, analysis) {
   $("analysis").hidden = !shown;
   if (!shown) return;
   const how = analysis.exact ? `exact, from ${analysis.source}` : "estimate";
+  const conversion = converts(analysis.depth) ? `, ${converts(analysis.depth)}` : "";
   $("summary").textContent =
-    `${state.to_move} to move: value ${signed(analysis.value)} (${how}), ` +
+    `${state.to_move} to move: value ${signed(analysis.value)}${conversion} (${how}), ` +
     `final margin ${signed(analysis.final_margin)}: a ${analysis.outcome}. ` +
     `Best: ${analysis.best.join(", ") || "none"}.`;
   const plies = analysis.pv.map((move, i) => {

@@ -743,3 +743,58 @@ fn load_ten_thousand_requests_from_eight_clients() {
         REQUESTS as f64 / seconds
     );
 }
+
+/// `POST /v1/analyze` of a state within depth tables gives the position's
+/// depth to conversion and each move's, as the library reads them; a rule
+/// set without depth tables gives none.
+#[test]
+fn an_analysis_gives_depths_where_depth_tables_are() {
+    use mancala_probe::Depth;
+
+    let root = tempfile::tempdir().unwrap();
+    let mut options = BuildOptions::new(root.path(), oware(), 8);
+    options.depths = true;
+    build(&options, &Quiet).unwrap();
+    build(&BuildOptions::new(root.path(), kalah(), 6), &Quiet).unwrap();
+    let server = Served::start(root.path());
+    let values: Tablebase = Tablebase::open(root.path(), oware()).unwrap();
+    let depths: Tablebase<Depth> = Tablebase::open(root.path(), oware()).unwrap();
+    let analyze = |rules: &str, pits: usize, pos: &Position| -> Json {
+        let body = json!({"rules": rules, "pits": pits, "state": {"position": pos.to_string(), "to_move": "south"}});
+        let response = Client::new()
+            .post(format!("{}/v1/analyze", server.base))
+            .json(&body)
+            .send()
+            .unwrap();
+        let (status, json) = answer(response);
+        assert_eq!(status, StatusCode::OK, "{json}");
+        json
+    };
+    let index = LevelIndex::new(6, 8);
+    let mut ahead_and_behind = (0, 0);
+    for at in (0..index.count()).step_by(97) {
+        let pos = index.unrank(at);
+        let got = analyze("oware", 6, &pos);
+        let depth = depths.depth(&values, &pos).unwrap();
+        assert_eq!(got["depth"], json!(depth), "{pos}: {got}");
+        let value = values.value(&pos).unwrap();
+        ahead_and_behind.0 += usize::from(value > 0 && depth.is_some());
+        ahead_and_behind.1 += usize::from(value < 0 && depth.is_some());
+        let mut legal = Vec::new();
+        oware().for_each_move(&pos, |m| legal.push(*m));
+        let moves = got["moves"].as_array().unwrap();
+        assert_eq!(moves.len(), legal.len());
+        for (shown, m) in moves.iter().zip(&legal) {
+            let wanted = depths.move_depth(&values, m).unwrap();
+            assert_eq!(shown["depth"], json!(wanted), "{pos}: {shown}");
+        }
+    }
+    assert!(
+        ahead_and_behind.0 > 10 && ahead_and_behind.1 > 10,
+        "{ahead_and_behind:?}"
+    );
+    let kalah_start = LevelIndex::new(4, 6).unrank(5);
+    let got = analyze("kalah", 4, &kalah_start);
+    assert!(got.get("depth").is_none(), "{got}");
+    assert!(got["moves"][0].get("depth").is_none(), "{got}");
+}

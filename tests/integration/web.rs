@@ -141,7 +141,9 @@ async fn serve_tables() -> (Served, tempfile::TempDir) {
     tokio::task::spawn_blocking(move || {
         let oware = Rules::new(Variant::Oware, 6).unwrap();
         let kalah = Rules::new(Variant::Kalah, 4).unwrap();
-        build(&BuildOptions::new(&built, oware, 8), &Quiet).unwrap();
+        let mut with_depths = BuildOptions::new(&built, oware, 8);
+        with_depths.depths = true;
+        build(&with_depths, &Quiet).unwrap();
         build(&BuildOptions::new(&built, kalah, KALAH_STONES), &Quiet).unwrap();
     })
     .await
@@ -617,6 +619,23 @@ async fn fits_a_narrow_screen(client: &Client, base: &str) {
     let start =
         json!({"position": OWARE_ENDGAME, "to_move": "south", "stores": [0, 0], "history": []});
     settled(client, &start).await;
+    // The oware tables have depth tables: the summary says when the value
+    // is realized.
+    let analysis = api(base, "/v1/analyze", state_request("oware", 6, &start)).await;
+    let plies = analysis["depth"].as_u64().expect("a depth in the analysis");
+    let summary = page(
+        client,
+        "return document.getElementById('summary').textContent;",
+    )
+    .await;
+    let unit = if plies == 1 { "ply" } else { "plies" };
+    assert!(
+        summary
+            .as_str()
+            .unwrap()
+            .contains(&format!(", converts in {plies} {unit} (")),
+        "{summary}"
+    );
     let fits = page(
         client,
         "const w = document.documentElement.clientWidth; \
