@@ -224,6 +224,7 @@ pub fn analysis(a: &Analysis) -> Json {
         "pv": letters(&mut a.pv.iter().map(|&(_, p)| p)),
         "pv_sides": a.pv.iter().map(|(s, _)| s.name()).collect::<Vec<_>>(),
         "pv_end": a.pv_end.name(),
+        "converts": a.converts,
         "source": match a.source { Source::Tables => "tables", Source::Search => "search" },
         "nodes": a.nodes,
         "seconds": a.elapsed.as_secs_f64(),

@@ -295,6 +295,10 @@ class Analysis:
     @property
     def pv_end_reason(self) -> Optional[str]: ...
     @property
+    def converts(self) -> bool:
+        """Whether playing ``best[0]`` is proven to realize the value: depth
+        tables cover the position, or the rules cannot cycle (Kalah)."""
+    @property
     def source(self) -> Literal["tables", "search"]: ...
     @property
     def nodes(self) -> int: ...

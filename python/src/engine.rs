@@ -145,6 +145,9 @@ pub struct PyAnalysis {
     pv_end: &'static str,
     /// Why the game ends at the line's end, if it does.
     pv_end_reason: Option<&'static str>,
+    /// Whether playing the first best move is proven to realize the value
+    /// (depth tables cover the position, or the rules cannot cycle).
+    converts: bool,
     /// "tables" (lookups only) or "search".
     source: &'static str,
     /// Nodes searched.
@@ -195,6 +198,7 @@ impl From<&Analysis> for PyAnalysis {
                 LineEnd::GameOver(reason) => Some(reason.name()),
                 _ => None,
             },
+            converts: a.converts,
             source: match a.source {
                 Source::Tables => "tables",
                 Source::Search => "search",

@@ -186,14 +186,20 @@ pub fn run(args: PlayArgs) -> Result<bool> {
 /// The engine's reason for a move: the value it keeps.
 fn explain(analysis: &Analysis) -> String {
     let exact = if analysis.exact { "" } else { ", estimated" };
-    match analysis.outcome {
+    let unproven = if analysis.converts || analysis.value == 0 {
+        ""
+    } else {
+        "; no depth table: the move keeps the value but is not proven to convert it"
+    };
+    let result = match analysis.outcome {
         Outcome::Win => format!(
             "it wins by {} with perfect play{exact}",
             analysis.final_margin
         ),
         Outcome::Draw => format!("a draw with perfect play{exact}"),
         Outcome::Loss => format!("it loses by {} at best{exact}", -analysis.final_margin),
-    }
+    };
+    result + unproven
 }
 
 /// Every move's value and the final result it leads to.

@@ -777,6 +777,7 @@ fn an_analysis_gives_depths_where_depth_tables_are() {
         let got = analyze("oware", 6, &pos);
         let depth = depths.depth(&values, &pos).unwrap();
         assert_eq!(got["depth"], json!(depth), "{pos}: {got}");
+        assert_eq!(got["converts"], json!(true), "{got}");
         let value = values.value(&pos).unwrap();
         ahead_and_behind.0 += usize::from(value > 0 && depth.is_some());
         ahead_and_behind.1 += usize::from(value < 0 && depth.is_some());
@@ -797,4 +798,12 @@ fn an_analysis_gives_depths_where_depth_tables_are() {
     let got = analyze("kalah", 4, &kalah_start);
     assert!(got.get("depth").is_none(), "{got}");
     assert!(got["moves"][0].get("depth").is_none(), "{got}");
+    // Kalah cannot cycle: every line realizes its value.
+    assert_eq!(got["converts"], json!(true), "{got}");
+    // Oware without depth tables: the choice is not proven to convert.
+    let body = json!({"rules": "oware", "pits": 6, "state": {"position": "0,0,0,0,1,1/1,0,0,0,0,1", "to_move": "south"}});
+    let (status, got) = answer(post(body.to_string()));
+    assert_eq!(status, StatusCode::OK, "{got}");
+    assert!(got.get("depth").is_none(), "{got}");
+    assert_eq!(got["converts"], json!(false), "{got}");
 }

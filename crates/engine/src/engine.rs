@@ -106,6 +106,12 @@ pub struct Analysis {
     pub pv: Vec<(Side, u8)>,
     /// How the line stops.
     pub pv_end: LineEnd,
+    /// Whether playing the first of `best` is proven to realize the value:
+    /// depth tables cover the position, or the rule set's levels cannot
+    /// cycle (every line ends). Otherwise the engine still never lets its
+    /// own won position come back when a move avoids it, but nothing proves
+    /// that it converts.
+    pub converts: bool,
     /// Tables only, or search.
     pub source: Source,
     /// Nodes searched (0 within table range).
@@ -252,32 +258,53 @@ impl<'a> Engine<'a> {
         self.in_tables(pos) && self.depths.is_some_and(|d| d.has_level(pos.stones()))
     }
 
-    /// The pits of `moves` (of `pos`) worth `value`, the best value: in
-    /// pit order, or in the order [`Engine::with_depths`] gives where a
-    /// depth table covers `pos`.
-    fn best_pits(&self, pos: &Position, value: i32, moves: &[MoveAnalysis]) -> Result<Vec<u8>> {
-        let mut best: Vec<u8> = moves
+    /// The pits of `moves` (of `state`) worth `value`, the best value. Where
+    /// a depth table covers the position, in the order
+    /// [`Engine::with_depths`] gives. Otherwise, for the side ahead, the
+    /// moves that convert at once first, then those into a position the
+    /// game has not seen (so that its own won position does not come
+    /// back while a move avoids it), each in pit order; for the other side,
+    /// in pit order.
+    fn best_pits(&self, state: &GameState, value: i32, moves: &[MoveAnalysis]) -> Result<Vec<u8>> {
+        let pos = &state.position;
+        let best: Vec<u8> = moves
             .iter()
             .filter(|m| m.value == value)
             .map(|m| m.pit)
             .collect();
-        let (Some(depths), Some(tables)) = (self.depths, self.tables) else {
-            return Ok(best);
-        };
-        if value == 0 || !self.converts(pos) {
+        if value == 0 {
             return Ok(best);
         }
-        let mut ranked = Vec::with_capacity(best.len());
-        for &pit in &best {
-            let m = self
-                .rules
+        let play = |pit: u8| {
+            self.rules
                 .play(pos, pit as usize)
-                .expect("a best move is legal");
-            ranked.push((conversion_rank(value, depths.move_depth(tables, &m)?), pit));
+                .expect("a best move is legal")
+        };
+        let mut ranked = Vec::with_capacity(best.len());
+        match (self.depths, self.tables) {
+            (Some(depths), Some(tables)) if self.converts(pos) => {
+                for &pit in &best {
+                    let plies = depths.move_depth(tables, &play(pit))?;
+                    ranked.push((conversion_rank(value, plies), pit));
+                }
+            }
+            _ if value > 0 => {
+                let next = state.to_move.other();
+                for &pit in &best {
+                    let m = play(pit);
+                    let seen = state.history.iter().any(|h| *h == (next, m.child));
+                    let rank = if m.leaves_level() {
+                        0
+                    } else {
+                        1 + i64::from(seen)
+                    };
+                    ranked.push((rank, pit));
+                }
+            }
+            _ => return Ok(best),
         }
         ranked.sort();
-        best = ranked.into_iter().map(|(_, pit)| pit).collect();
-        Ok(best)
+        Ok(ranked.into_iter().map(|(_, pit)| pit).collect())
     }
 
     /// An engine for the rules of `tables`, reading them wherever they
@@ -421,7 +448,7 @@ impl<'a> Engine<'a> {
             (None, Some(end)) => (end.margin_for(state.to_move) - state.store_margin(), true),
             (None, None) => unreachable!("a game that is not over has a legal move"),
         };
-        let best = self.best_pits(&state.position, value, &moves)?;
+        let best = self.best_pits(state, value, &moves)?;
         let final_margin = state.store_margin() + value;
         Ok(Analysis {
             to_move: state.to_move,
@@ -433,6 +460,7 @@ impl<'a> Engine<'a> {
             best,
             pv,
             pv_end,
+            converts: !self.rules.variant().can_cycle() || self.converts(&state.position),
             source: if self.in_tables(&state.position) {
                 Source::Tables
             } else {
@@ -563,7 +591,7 @@ impl<'a> Engine<'a> {
                 .map(|m| m.value)
                 .max()
                 .expect("a game that is not over has a legal move");
-            let best = self.best_pits(&state.position, value, &moves)?;
+            let best = self.best_pits(&state, value, &moves)?;
             line.push((state.to_move, best[0]));
             state = state.play(&self.rules, best[0] as usize)?;
             let here = (state.to_move, state.position);
