@@ -29,8 +29,17 @@ pub const MAX_BLOCK_SIZE: u32 = 1 << 14;
 pub(crate) const HEADER_LIMIT: usize = 1 << 20;
 
 /// Depth tables of at least this many positions code their depths in the
-/// mover's-stones contexts ([`Header::for_depths`]).
-pub const DEPTH_MOVER_MIN_POSITIONS: usize = 1 << 22;
+/// mover's-stones contexts ([`Header::depth_counts`]).
+pub const DEPTH_MOVER_MIN_POSITIONS: u64 = 1 << 22;
+
+/// The contexts a depth table of level `level` is coded in.
+fn depth_contexts(rules: &Rules, level: u32) -> ContextModel {
+    if LevelIndex::new(rules.pits(), level).count() >= DEPTH_MOVER_MIN_POSITIONS {
+        ContextModel::Mover
+    } else {
+        ContextModel::Uniform
+    }
+}
 
 /// Everything a table file says about itself.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -112,10 +121,7 @@ impl Header {
     }
 
     /// The header of a depth table storing `symbols` (one a position) and
-    /// listing `long_depths` ([`Header::long_depths`]). Levels of at least
-    /// [`DEPTH_MOVER_MIN_POSITIONS`] code their depths in the mover's-stones
-    /// contexts ([`MoverContexts`]); smaller ones in the plain order-1
-    /// model, whose smaller header costs less than the contexts save.
+    /// listing `long_depths` ([`Header::long_depths`]).
     pub fn for_depths(
         rules: &Rules,
         level: u32,
@@ -123,19 +129,43 @@ impl Header {
         long_depths: Vec<(u64, u16)>,
         block_size: u32,
     ) -> Header {
+        let counts = Header::depth_counts(rules, level, symbols, 0, block_size);
+        Header::for_depth_counts(rules, level, block_size, &counts, long_depths)
+    }
+
+    /// The model counts of a depth table's symbols of positions `first,
+    /// first + 1, …` (`first` starts a block), in the contexts its level
+    /// is coded in: those of every share of a level add up to the whole
+    /// level's ([`ModelCounts::merge`]). Levels of at least
+    /// [`DEPTH_MOVER_MIN_POSITIONS`] code their depths in the
+    /// mover's-stones contexts ([`MoverContexts`]); smaller ones in the
+    /// plain order-1 model, whose smaller header costs less than the
+    /// contexts save.
+    pub fn depth_counts(
+        rules: &Rules,
+        level: u32,
+        symbols: &[i8],
+        first: u64,
+        block_size: u32,
+    ) -> ModelCounts {
         let block = block_size as usize;
-        let (contexts, counts) = if symbols.len() >= DEPTH_MOVER_MIN_POSITIONS {
-            let mover = MoverContexts::new(rules, level);
-            (
-                ContextModel::Mover,
-                ModelCounts::count(symbols, 0, block, &mover),
-            )
-        } else {
-            (
-                ContextModel::Uniform,
-                ModelCounts::count(symbols, 0, block, &Uniform),
-            )
-        };
+        match depth_contexts(rules, level) {
+            ContextModel::Mover => {
+                ModelCounts::count(symbols, first, block, &MoverContexts::new(rules, level))
+            }
+            ContextModel::Uniform => ModelCounts::count(symbols, first, block, &Uniform),
+        }
+    }
+
+    /// The header of a depth table from the model counts of all its
+    /// symbols ([`Header::depth_counts`]), listing `long_depths`.
+    pub fn for_depth_counts(
+        rules: &Rules,
+        level: u32,
+        block_size: u32,
+        counts: &ModelCounts,
+        long_depths: Vec<(u64, u16)>,
+    ) -> Header {
         Header {
             long_depths,
             ..Header::new(
@@ -143,9 +173,9 @@ impl Header {
                 Depth::id(),
                 level,
                 block_size,
-                (Encoding::Full, contexts),
+                (Encoding::Full, depth_contexts(rules, level)),
                 counts.histogram(),
-                &Model::from_counts(&counts),
+                &Model::from_counts(counts),
             )
         }
     }

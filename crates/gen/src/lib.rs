@@ -31,6 +31,7 @@
 
 mod checkpoint;
 mod cluster;
+mod depth_table;
 mod error;
 mod even;
 mod forced;

@@ -37,24 +37,26 @@ use std::path::Path;
 use std::time::Instant;
 
 use mancala_core::{Cycles, LevelIndex, Rules};
-use mancala_format::{level_path, Encoding, Even, Forced, Table, TableId};
+use mancala_format::{depth_path, level_path, Encoding, Even, Forced, Table, TableId};
 
 pub use shares::Split;
 pub use transport::{all_gather, InProcess, Transport};
 use transport::{broadcast, gather_u64};
 
+use crate::depth_table::depth_symbols;
 use crate::error::BuildError;
+use crate::kernel::Depths;
 use crate::lock;
 use crate::pipeline::{
-    build_levels, keeping_block_size, level_report, prepare, reused_report, survey, BuildObserver,
-    BuildOptions, LevelReport, MemoryMode, Site,
+    build_levels, keeping_block_size, level_report, prepare, reused_report, survey, wants_depths,
+    BuildObserver, BuildOptions, LevelReport, MemoryMode, Site,
 };
 use crate::solve::Solve;
 use crate::usage::Metering;
 use compress::Compressed;
 use shares::LowerShares;
 use solve::LevelAcross;
-use write::{write_across, LevelShare};
+use write::{write_across, write_depths_across, LevelShare};
 
 /// What one rank did for one level.
 #[derive(Clone, Debug)]
@@ -84,11 +86,6 @@ pub fn build_across(
     if compact {
         return Err(BuildError::NotAcrossRanks {
             what: "the compact encoding".into(),
-        });
-    }
-    if options.depths {
-        return Err(BuildError::NotAcrossRanks {
-            what: "a build of depth tables".into(),
         });
     }
     if options.memory == MemoryMode::Lean {
@@ -377,8 +374,41 @@ fn read_share<K: Solve>(
     Ok((report, Some(symbols)))
 }
 
-/// Solves level `n` across the ranks and writes its file; returns this
-/// rank's report and share of the symbols.
+/// Writes level `n`'s depth table across the ranks from this rank's
+/// `depths` and values (`symbols`), to `path` with temporary files named
+/// after `writer`.
+fn write_depths(
+    transport: &impl Transport,
+    options: &BuildOptions,
+    n: u32,
+    depths: Depths,
+    symbols: &[i8],
+    (path, writer): (&Path, u32),
+) -> Result<(), BuildError> {
+    let first = depths.first();
+    let plies = depths.into_plies();
+    let mut out = vec![0i8; plies.len()];
+    let long = depth_symbols(n, first, options.block_size(), &plies, symbols, &mut out);
+    let long = agree(transport, long)?;
+    let share = LevelShare {
+        path,
+        writer,
+        first,
+        symbols: &out,
+    };
+    write_depths_across(
+        transport,
+        &options.rules,
+        n,
+        options.block_size(),
+        &share,
+        &long,
+    )
+}
+
+/// Solves level `n` across the ranks and writes its file (and its depth
+/// table, where asked); returns this rank's report and share of the
+/// symbols.
 #[allow(clippy::too_many_arguments)]
 fn solve_and_write<K: Solve>(
     transport: &impl Transport,
@@ -414,11 +444,25 @@ fn solve_and_write<K: Solve>(
         lower,
         progress: &progress,
     };
-    let symbols = if options.rules.variant().can_cycle() {
-        across.solve()?
+    // Depths come out of the threshold rounds, which a level of a rule
+    // set that cannot cycle then takes too.
+    let depths = wants_depths::<K>(options).then(|| Depths::new(range.start, owned as usize));
+    let symbols = if options.rules.variant().can_cycle() || depths.is_some() {
+        across.solve(depths.as_ref())?
     } else {
         across.solve_in_one_pass()
     };
+    if let Some(depths) = depths {
+        let depth_path = depth_path(path.parent().expect("a level file is in a directory"), n);
+        write_depths(
+            transport,
+            options,
+            n,
+            depths,
+            &symbols,
+            (&depth_path, writer),
+        )?;
+    }
     let share = LevelShare {
         path,
         writer,

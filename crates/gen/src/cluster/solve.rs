@@ -30,8 +30,8 @@ use super::transport::{max, Transport};
 use super::wire::{get_sorted, get_varint, put_sorted, put_varint};
 use crate::error::BuildError;
 use crate::kernel::{
-    forward_pass, thresholds, Exchange, Held, HeldThresholds, LocalExchange, Looked, LowerReads,
-    Pacing, Part, Seeds, Summary,
+    forward_pass, thresholds, Depths, Exchange, Held, HeldThresholds, LocalExchange, Looked,
+    LowerReads, Pacing, Part, Seeds, Summary,
 };
 use crate::solve::{LevelState, Solve};
 
@@ -53,8 +53,9 @@ pub(crate) struct LevelAcross<'a, K: Solve, T: Transport> {
 
 impl<K: Solve, T: Transport> LevelAcross<'_, K, T> {
     /// This rank's range of the level, solved by the retrograde kernel:
-    /// its symbols in index order.
-    pub(crate) fn solve(&self) -> Result<Vec<i8>, BuildError> {
+    /// its symbols in index order; with `depths` (this rank's range), each
+    /// position's depth to conversion too.
+    pub(crate) fn solve(&self, depths: Option<&Depths>) -> Result<Vec<i8>, BuildError> {
         let n = self.level;
         let exchange = RankExchange {
             transport: self.transport,
@@ -91,7 +92,7 @@ impl<K: Solve, T: Transport> LevelAcross<'_, K, T> {
             seeds: Seeds::of(&state),
             level: n,
             checkpoint: None,
-            depths: None,
+            depths,
         };
         thresholds(&part, &exchange, &mut ledger, n, &mut pacing)?;
         Ok(state.into_solution(n).symbols)

@@ -21,6 +21,7 @@ use mancala_format::{
 
 use super::agree;
 use super::transport::{all_gather, Transport};
+use crate::depth_table::listable;
 use crate::error::BuildError;
 use crate::solve::Solve;
 
@@ -46,6 +47,56 @@ pub(crate) fn write_across<K: Solve>(
     share: &LevelShare,
 ) -> Result<(Header, u64), BuildError> {
     let header = header_across::<K>(transport, rules, n, block_size, share.symbols);
+    write_with_header(transport, header, share)
+}
+
+/// Writes the depth table of level `n` (`docs/FORMAT.md`, "Depth
+/// tables"); every rank calls it with its share of the symbols and of the
+/// long depths.
+pub(crate) fn write_depths_across(
+    transport: &impl Transport,
+    rules: &mancala_core::Rules,
+    n: u32,
+    block_size: u32,
+    share: &LevelShare,
+    long: &[(u64, u16)],
+) -> Result<(), BuildError> {
+    let counts = match share.symbols {
+        [] => Vec::new(),
+        symbols => Header::depth_counts(rules, n, symbols, share.first, block_size).to_bytes(),
+    };
+    let counts = merged_counts(transport, counts);
+    let mine: Vec<u8> = long
+        .iter()
+        .flat_map(|&(at, plies)| at.to_le_bytes().into_iter().chain(plies.to_le_bytes()))
+        .collect();
+    // The ranks' ranges ascend, so their lists joined in rank order do.
+    let long: Vec<(u64, u16)> = all_gather(transport, mine)
+        .iter()
+        .flat_map(|bytes| bytes.chunks_exact(10).map(long_depth).collect::<Vec<_>>())
+        .collect();
+    let long = listable(n, long);
+    let long = agree(transport, long)?;
+    let header = Header::for_depth_counts(rules, n, block_size, &counts, long);
+    write_with_header(transport, header, share)?;
+    Ok(())
+}
+
+/// One long depth as [`write_depths_across`] sends it: index and plies,
+/// little-endian.
+fn long_depth(bytes: &[u8]) -> (u64, u16) {
+    let at = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
+    let plies = u16::from_le_bytes(bytes[8..].try_into().expect("2 bytes"));
+    (at, plies)
+}
+
+/// Writes a level whose header every rank has; every rank calls it with
+/// its share.
+fn write_with_header(
+    transport: &impl Transport,
+    header: Header,
+    share: &LevelShare,
+) -> Result<(Header, u64), BuildError> {
     let blocks = encode_blocks(&header, share.symbols, share.first);
     let framed = frames_across(transport, &blocks);
     let frames: Vec<BlockFrame> = framed
@@ -104,13 +155,18 @@ fn header_across<K: Solve>(
     } else {
         ModelCounts::count(symbols, 0, block_symbols, &Uniform).to_bytes()
     };
-    let counts = all_gather(transport, counts)
+    Header::for_counts::<K>(rules, n, block_size, &merged_counts(transport, counts))
+}
+
+/// The sum of every rank's model counts (`counts`, this rank's, empty if
+/// it holds no position of the level).
+fn merged_counts(transport: &impl Transport, counts: Vec<u8>) -> ModelCounts {
+    all_gather(transport, counts)
         .iter()
         .filter(|c| !c.is_empty())
         .map(|c| ModelCounts::from_bytes(c).expect("counts from a rank of this job"))
         .reduce(ModelCounts::merge)
-        .expect("some rank holds positions of every level");
-    Header::for_counts::<K>(rules, n, block_size, &counts)
+        .expect("some rank holds positions of every level")
 }
 
 /// One rank's coded blocks, as the others learn of them.

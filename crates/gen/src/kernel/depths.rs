@@ -53,6 +53,11 @@ impl Depths {
         self.plies[at].store(plies, Relaxed);
     }
 
+    /// The level index of the first position.
+    pub fn first(&self) -> u64 {
+        self.first
+    }
+
     /// Every position's depth in index order, [`NO_DEPTH`] where it has
     /// none.
     pub fn into_plies(self) -> Vec<u16> {

@@ -13,12 +13,13 @@ use std::time::Instant;
 
 use mancala_core::{Cycles, LevelIndex, Rules};
 use mancala_format::{
-    depth_path, level_path, stores_depth, table_path, write_level, Depth, Encoding, Even, Forced,
-    FormatError, Header, Levels, Scratch, StoredDepth, Table, TableId, TableKind,
+    depth_path, level_path, table_path, write_level, Depth, Encoding, Even, Forced, FormatError,
+    Header, Levels, Scratch, Table, TableId, TableKind,
 };
 use rayon::prelude::*;
 
 use crate::checkpoint::Checkpoints;
+use crate::depth_table::{depth_symbols, listable};
 use crate::error::BuildError;
 use crate::kernel::Depths;
 use crate::lean::{Lean, LeanKind};
@@ -683,15 +684,13 @@ fn store<K: Solve>(
 }
 
 /// Whether the build writes depth tables beside its tables of kind `K`.
-fn wants_depths<K: Solve>(options: &BuildOptions) -> bool {
+pub(crate) fn wants_depths<K: Solve>(options: &BuildOptions) -> bool {
     options.depths && K::CYCLES == Cycles::Even
 }
 
 /// Writes level `n`'s depth table from every position's depth in index
-/// order ([`crate::kernel::NO_DEPTH`] where it has none) and its `values`.
-/// The table stores the depths of the positions whose mover is ahead
-/// ([`stores_depth`]); every other position repeats the symbol before it,
-/// which the order-1 model codes in next to no bits.
+/// order ([`crate::kernel::NO_DEPTH`] where it has none) and its `values`
+/// ([`depth_symbols`]).
 fn store_depths(
     options: &BuildOptions,
     dir: &Path,
@@ -699,59 +698,22 @@ fn store_depths(
     plies: Vec<u16>,
     values: &[i8],
 ) -> Result<(), BuildError> {
-    const CHUNK: usize = 1 << 20;
+    let block_size = options.block_size();
+    // Whole blocks a piece, so that the pieces fill as the level would.
+    let piece = (1 << 20) / block_size as usize * block_size as usize;
     let mut symbols = vec![0i8; plies.len()];
     let long: Vec<Vec<(u64, u16)>> = symbols
-        .par_chunks_mut(CHUNK)
-        .zip(plies.par_chunks(CHUNK).zip(values.par_chunks(CHUNK)))
+        .par_chunks_mut(piece)
+        .zip(plies.par_chunks(piece).zip(values.par_chunks(piece)))
         .enumerate()
-        .map(|(chunk, (out, (plies, values)))| {
-            let first = (chunk * CHUNK) as u64;
-            depth_symbols(n, first, plies, values, out)
+        .map(|(k, (out, (plies, values)))| {
+            depth_symbols(n, (k * piece) as u64, block_size, plies, values, out)
         })
         .collect::<Result<_, _>>()?;
-    let long: Vec<(u64, u16)> = long.into_iter().flatten().collect();
-    if long.len() > Depth::MAX_LONG {
-        return Err(BuildError::TooManyLongDepths {
-            level: n,
-            count: long.len(),
-        });
-    }
-    let header = Header::for_depths(&options.rules, n, &symbols, long, options.block_size());
+    let long = listable(n, long.into_iter().flatten().collect())?;
+    let header = Header::for_depths(&options.rules, n, &symbols, long, block_size);
     write_level(&header, &symbols, &depth_path(dir, n))?;
     Ok(())
-}
-
-/// The symbols of the positions from level index `first` whose depths are
-/// `plies` and values `values`, into `out`; the long depths among them.
-fn depth_symbols(
-    n: u32,
-    first: u64,
-    plies: &[u16],
-    values: &[i8],
-    out: &mut [i8],
-) -> Result<Vec<(u64, u16)>, BuildError> {
-    let mut long = Vec::new();
-    let mut last = [0i8];
-    Depth::encode(n, StoredDepth::Plies(0), &mut last);
-    for (k, ((&plies, &value), out)) in plies.iter().zip(values).zip(out).enumerate() {
-        if stores_depth(value.into()) {
-            if plies > Depth::MAX_PLIES {
-                return Err(BuildError::DepthTooLong {
-                    plies: plies.into(),
-                });
-            }
-            let stored = if plies >= Depth::LONG_PLIES {
-                long.push((first + k as u64, plies));
-                StoredDepth::Long
-            } else {
-                StoredDepth::Plies(plies)
-            };
-            Depth::encode(n, stored, &mut last);
-        }
-        *out = last[0];
-    }
-    Ok(long)
 }
 
 /// Solves levels `0..=max_stones` in memory: small boards, tests and

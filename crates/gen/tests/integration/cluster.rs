@@ -40,14 +40,21 @@ fn build_with_ranks(ranks: usize, options: &BuildOptions) {
 }
 
 fn assert_ranks_write_what_one_process_writes(rules: Rules, max: u32, cycles: Cycles) {
+    assert_ranks_write_as_one_process(&|root| options(root, rules, max, cycles), max + 1);
+}
+
+/// Builds with `options` (given a root) in one process, then with 1 to 4
+/// ranks: `files` table files each time, the same bytes.
+fn assert_ranks_write_as_one_process(options: &dyn Fn(&Path) -> BuildOptions, files_made: u32) {
     let one = tempfile::tempdir().unwrap();
-    let single = options(one.path(), rules, max, cycles);
+    let single = options(one.path());
+    let (rules, cycles) = (single.rules, single.cycles);
     build(&single, &Quiet).unwrap();
     let expected = files(&single.dir());
-    assert_eq!(expected.len(), max as usize + 1);
+    assert_eq!(expected.len(), files_made as usize);
     for ranks in 1..=4 {
         let many = tempfile::tempdir().unwrap();
-        let across = options(many.path(), rules, max, cycles);
+        let across = options(many.path());
         build_with_ranks(ranks, &across);
         let found = files(&across.dir());
         assert_eq!(found.len(), expected.len(), "{} {ranks} ranks", rules.id());
@@ -91,6 +98,25 @@ fn every_rule_set_across_ranks_is_byte_identical() {
     assert_ranks_write_what_one_process_writes(awari, 10, Cycles::Even);
     let wari = Rules::new(Variant::Wari, 3).unwrap();
     assert_ranks_write_what_one_process_writes(wari, 12, Cycles::Even);
+}
+
+/// Depth tables across ranks: the files of one process, with blocks that
+/// cut the ranks' ranges anywhere, in a rule set that cycles and one that
+/// does not (whose levels then take the threshold rounds too).
+#[test]
+fn depth_tables_across_ranks_are_byte_identical() {
+    for (rules, max, block_size) in [
+        (Rules::new(Variant::Oware, 6).unwrap(), 9, None),
+        (Rules::new(Variant::Oware, 4).unwrap(), 12, Some(100)),
+        (Rules::new(Variant::Kalah, 4).unwrap(), 10, Some(37)),
+    ] {
+        let with_depths = |root: &Path| BuildOptions {
+            depths: true,
+            block_size,
+            ..options(root, rules, max, Cycles::Even)
+        };
+        assert_ranks_write_as_one_process(&with_depths, 2 * (max + 1));
+    }
 }
 
 /// A build of a few levels with 2 ranks, extended with 3: the files of a
