@@ -292,7 +292,7 @@ impl<'a> Engine<'a> {
                 let next = state.to_move.other();
                 for &pit in &best {
                     let m = play(pit);
-                    let seen = state.history.iter().any(|h| *h == (next, m.child));
+                    let seen = state.history.contains(&(next, m.child));
                     let rank = if m.leaves_level() {
                         0
                     } else {

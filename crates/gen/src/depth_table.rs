@@ -26,7 +26,7 @@ pub(crate) fn depth_symbols(
     let mut last = [0i8];
     for (k, ((&plies, &value), out)) in plies.iter().zip(values).zip(out).enumerate() {
         let at = first + k as u64;
-        if at % u64::from(block_size) == 0 {
+        if at.is_multiple_of(u64::from(block_size)) {
             Depth::encode(n, StoredDepth::Plies(0), &mut last);
         }
         if stores_depth(value.into()) {
