@@ -1398,13 +1398,12 @@ fn the_engine_with_depth_tables_realizes_the_value() {
     };
     let mut by_depth = Engine::with_tables(&tb).with_depths(&depths);
     let mut by_history = Engine::with_tables(&tb);
-    let mut engine =
-        |engine: &mut Engine, state: &GameState| engine.analyze(state).unwrap().best[0];
+    let engine = |engine: &mut Engine, state: &GameState| engine.analyze(state).unwrap().best[0];
     // The first move that keeps the value, whatever came before.
     let mut first_keeping = |state: &GameState| {
         let value = tb.value(&state.position).unwrap();
         let moves = tb.move_values(&state.position).unwrap();
-        moves.iter().find(|m| m.value == value).unwrap().pit as u8
+        moves.iter().find(|m| m.value == value).unwrap().pit
     };
     let (mut games, mut looped_by_history, mut looped_first) = (0, 0, 0);
     for n in 6..=10 {
