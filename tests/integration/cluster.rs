@@ -89,14 +89,17 @@ fn build_args<'a>(rules: &[&'a str], stones: &'a str, dir: &'a Path) -> Vec<&'a 
 #[test]
 fn ranks_write_the_files_one_process_writes() {
     let _ = mpirun_or_skip!();
-    for (rules, stones, dir) in [
-        (&["--rules", "oware"][..], "13", "oware-6"),
-        (&["--rules", "kalah"][..], "13", "kalah-6"),
+    for (rules, stones, dir, files) in [
+        (&["--rules", "oware"][..], "13", "oware-6", 14),
+        (&["--rules", "kalah"][..], "13", "kalah-6", 14),
         (
             &["--rules", "oware", "--cycles", "forced"][..],
             "10",
             "oware-6-forced",
+            11,
         ),
+        // Depth tables beside the values.
+        (&["--rules", "oware", "--depth"][..], "11", "oware-6", 24),
     ] {
         let one = tempfile::tempdir().unwrap();
         let single = mancala_tb(&build_args(rules, stones, one.path()));
@@ -116,7 +119,7 @@ fn ranks_write_the_files_one_process_writes() {
             assert!(stdout.contains(&format!("rank {rank}: ")), "{stdout}");
         }
         let expected = checksums(&one.path().join(dir));
-        assert_eq!(expected.len(), stones.parse::<usize>().unwrap() + 1);
+        assert_eq!(expected.len(), files);
         assert_eq!(checksums(&many.path().join(dir)), expected, "{rules:?}");
     }
 }
