@@ -18,7 +18,12 @@
 //! - `move_values/random`: one `Tablebase::move_values` call (move
 //!   generation plus one probe per legal move);
 //! - `value/batch_100k`: all 100,000 positions in one iteration, reported
-//!   as probes per second.
+//!   as probes per second;
+//! - with depth tables (`probe/oware-6-depth`, full encoding):
+//!   `Tablebase::<Depth>::depth` of the positions whose mover is ahead
+//!   (`depth/ahead`: one value and one stored depth) and behind
+//!   (`depth/behind`: one ply of search over the values and the stored
+//!   depths), warm caches.
 //!
 //! Run with `cargo bench -p mancala-probe --bench probe`.
 
@@ -28,7 +33,7 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion, SamplingM
 use mancala_core::LevelIndex;
 use mancala_format::Encoding;
 use mancala_gen::{build, BuildOptions, Quiet};
-use mancala_probe::{Access, Position, Rules, Successors, Tablebase, Variant};
+use mancala_probe::{Access, Depth, Position, Rules, Successors, Tablebase, Variant};
 
 const MAX_STONES: u32 = 14;
 const MIN_PROBE_LEVEL: u32 = 8;
@@ -73,11 +78,12 @@ struct Fixture {
     positions: Vec<Position>,
 }
 
-fn fixture(encoding: Encoding) -> Fixture {
+fn fixture(encoding: Encoding, depths: bool) -> Fixture {
     let rules = Rules::new(Variant::Oware, 6).expect("valid rules");
     let dir = tempfile::tempdir().expect("temporary directory");
     let options = BuildOptions {
         encoding,
+        depths,
         ..BuildOptions::new(dir.path(), rules, MAX_STONES)
     };
     build(&options, &Quiet).expect("build tables");
@@ -113,6 +119,49 @@ fn fixture(encoding: Encoding) -> Fixture {
 fn probes(c: &mut Criterion) {
     probes_of(c, Encoding::Full, "probe/oware-6-full");
     probes_of(c, Encoding::Compact, "probe/oware-6-compact");
+    depth_probes(c);
+}
+
+fn depth_probes(c: &mut Criterion) {
+    let Fixture {
+        _dir,
+        tablebase,
+        positions,
+    } = fixture(Encoding::Full, true);
+    let depths: Tablebase<Depth> = Tablebase::open(_dir.path(), *tablebase.rules()).expect("open");
+    let tb = &tablebase;
+    let of_sign = |ahead: bool| -> Vec<Position> {
+        let chosen: Vec<Position> = positions
+            .iter()
+            .filter(|pos| {
+                let value = tb.value(pos).expect("probe");
+                value != 0 && (value > 0) == ahead
+            })
+            .copied()
+            .collect();
+        for pos in &chosen {
+            depths.depth(tb, pos).expect("depth").expect("a depth");
+        }
+        chosen
+    };
+    let mut group = c.benchmark_group("probe/oware-6-depth");
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5));
+    for (name, chosen) in [
+        ("depth/ahead", of_sign(true)),
+        ("depth/behind", of_sign(false)),
+    ] {
+        let mut next = 0usize;
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let pos = &chosen[next];
+                next = (next + 1) % chosen.len();
+                depths.depth(tb, black_box(pos)).expect("depth")
+            })
+        });
+    }
+    group.finish();
 }
 
 fn probes_of(c: &mut Criterion, encoding: Encoding, name: &str) {
@@ -120,7 +169,7 @@ fn probes_of(c: &mut Criterion, encoding: Encoding, name: &str) {
         _dir,
         tablebase,
         positions,
-    } = fixture(encoding);
+    } = fixture(encoding, false);
     let tb = &tablebase;
 
     let mut group = c.benchmark_group(name);
