@@ -260,10 +260,10 @@ impl<'a> Engine<'a> {
 
     /// The pits of `moves` (of `state`) worth `value`, the best value. Where
     /// a depth table covers the position, in the order
-    /// [`Engine::with_depths`] gives. Otherwise, for the side ahead, the
-    /// moves that convert at once first, then those into a position the
-    /// game has not seen (so that its own won position does not come
-    /// back while a move avoids it), each in pit order; for the other side,
+    /// [`Engine::with_depths`] gives. Otherwise, for the side ahead where
+    /// levels can cycle, the moves that convert at once first, then those
+    /// into a position the game has not seen (so that its own won position
+    /// does not come back while a move avoids it), each in pit order; else
     /// in pit order.
     fn best_pits(&self, state: &GameState, value: i32, moves: &[MoveAnalysis]) -> Result<Vec<u8>> {
         let pos = &state.position;
@@ -288,7 +288,9 @@ impl<'a> Engine<'a> {
                     ranked.push((conversion_rank(value, plies), pit));
                 }
             }
-            _ if value > 0 => {
+            // Where levels cannot cycle (Kalah) every line converts: pit
+            // order, as the line of first best moves takes it.
+            _ if value > 0 && self.rules.variant().can_cycle() => {
                 let next = state.to_move.other();
                 for &pit in &best {
                     let m = play(pit);
