@@ -30,7 +30,7 @@ pub(crate) const HEADER_LIMIT: usize = 1 << 20;
 
 /// Depth tables of at least this many positions code their depths in the
 /// mover's-stones contexts ([`Header::depth_counts`]).
-pub const DEPTH_MOVER_MIN_POSITIONS: u64 = 1 << 22;
+pub(crate) const DEPTH_MOVER_MIN_POSITIONS: u64 = 1 << 22;
 
 /// The contexts a depth table of level `level` is coded in.
 fn depth_contexts(rules: &Rules, level: u32) -> ContextModel {
@@ -137,7 +137,7 @@ impl Header {
     /// first + 1, …` (`first` starts a block), in the contexts its level
     /// is coded in: those of every share of a level add up to the whole
     /// level's ([`ModelCounts::merge`]). Levels of at least
-    /// [`DEPTH_MOVER_MIN_POSITIONS`] code their depths in the
+    /// `DEPTH_MOVER_MIN_POSITIONS` (2^22) code their depths in the
     /// mover's-stones contexts ([`MoverContexts`]); smaller ones in the
     /// plain order-1 model, whose smaller header costs less than the
     /// contexts save.
