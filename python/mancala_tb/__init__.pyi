@@ -296,8 +296,10 @@ class Analysis:
     def pv_end_reason(self) -> Optional[str]: ...
     @property
     def converts(self) -> bool:
-        """Whether playing ``best[0]`` is proven to realize the value: depth
-        tables cover the position, or the rules cannot cycle (Kalah)."""
+        """Whether playing ``best[0]`` is proven to realize the value: the
+        order of ``best`` is by depth to conversion (depth tables, or a
+        search within the tables), the value is 0, or the rules cannot
+        cycle (Kalah)."""
     @property
     def source(self) -> Literal["tables", "search"]: ...
     @property

@@ -146,7 +146,8 @@ pub struct PyAnalysis {
     /// Why the game ends at the line's end, if it does.
     pv_end_reason: Option<&'static str>,
     /// Whether playing the first best move is proven to realize the value
-    /// (depth tables cover the position, or the rules cannot cycle).
+    /// (ordered by depth from depth tables or a search within the tables,
+    /// a value of 0, or rules that cannot cycle).
     converts: bool,
     /// "tables" (lookups only) or "search".
     source: &'static str,

@@ -189,7 +189,7 @@ fn explain(analysis: &Analysis) -> String {
     let unproven = if analysis.converts || analysis.value == 0 {
         ""
     } else {
-        "; no depth table: the move keeps the value but is not proven to convert it"
+        "; the move keeps the value but is not proven to convert it (no depth table, and no search could order the moves)"
     };
     let result = match analysis.outcome {
         Outcome::Win => format!(

@@ -17,6 +17,7 @@
 //! table values and terminal positions. Fail-soft bounds computed from proven
 //! bounds are themselves proven, so the flag survives the alpha-beta cuts.
 
+use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
 use mancala_core::{
@@ -24,6 +25,7 @@ use mancala_core::{
 };
 use mancala_probe::{conversion_rank, Depth, Tablebase};
 
+use crate::convert::Conversions;
 use crate::error::{Error, Result};
 
 /// Search budget. A search that runs out answers with its best estimate,
@@ -107,10 +109,12 @@ pub struct Analysis {
     /// How the line stops.
     pub pv_end: LineEnd,
     /// Whether playing the first of `best` is proven to realize the value:
-    /// depth tables cover the position, or the rule set's levels cannot
-    /// cycle (every line ends). Otherwise the engine still never lets its
-    /// own won position come back when a move avoids it, but nothing proves
-    /// that it converts.
+    /// the rule set's levels cannot cycle (every line ends), the value is
+    /// 0, or the order of `best` is by depth to conversion, from depth
+    /// tables or a search of the positions the value-keeping moves reach
+    /// (within the tables, up to a bound on their number). Otherwise the
+    /// side ahead still never lets its own won position come back when a
+    /// move avoids it, but nothing proves that it converts.
     pub converts: bool,
     /// Tables only, or search.
     pub source: Source,
@@ -193,6 +197,9 @@ pub struct Engine<'a> {
     tables: Option<&'a Tablebase>,
     /// Depth tables beside them ([`Engine::with_depths`]).
     depths: Option<&'a Tablebase<Depth>>,
+    /// The last conversion search, reused along a game or a line while it
+    /// holds the positions asked about.
+    conversions: RefCell<Option<Conversions>>,
     tt: Vec<[u64; 3]>,
     /// The most entries the table may grow to.
     tt_entries: usize,
@@ -258,13 +265,16 @@ impl<'a> Engine<'a> {
         self.in_tables(pos) && self.depths.is_some_and(|d| d.has_level(pos.stones()))
     }
 
-    /// The pits of `moves` (of `state`) worth `value`, the best value. Where
-    /// a depth table covers the position, in the order
-    /// [`Engine::with_depths`] gives. Otherwise, for the side ahead where
-    /// levels can cycle, the moves that convert at once first, then those
-    /// into a position the game has not seen (so that its own won position
-    /// does not come back while a move avoids it), each in pit order; else
-    /// in pit order.
+    /// The pits of `moves` (of `state`) worth `value`, the best value, in
+    /// the order that realizes it where levels can cycle: by depth to
+    /// conversion (the side ahead's nearest first, the other side's
+    /// farthest), from the depth tables or, within the tables without
+    /// them, from a conversion search ([`Conversions`]). Where neither
+    /// gives one, the side ahead takes the moves that convert at once
+    /// first, then those into a position the game has not seen (so that
+    /// its own won position does not come back while a move avoids it);
+    /// else pit order, as where levels cannot cycle (every line converts
+    /// there, and the line of first best moves takes pit order).
     fn best_pits(&self, state: &GameState, value: i32, moves: &[MoveAnalysis]) -> Result<Vec<u8>> {
         let pos = &state.position;
         let best: Vec<u8> = moves
@@ -272,6 +282,9 @@ impl<'a> Engine<'a> {
             .filter(|m| m.value == value)
             .map(|m| m.pit)
             .collect();
+        let (Some(tables), true) = (self.tables, self.rules.variant().can_cycle()) else {
+            return Ok(best);
+        };
         if value == 0 {
             return Ok(best);
         }
@@ -281,32 +294,69 @@ impl<'a> Engine<'a> {
                 .expect("a best move is legal")
         };
         let mut ranked = Vec::with_capacity(best.len());
-        match (self.depths, self.tables) {
-            (Some(depths), Some(tables)) if self.converts(pos) => {
-                for &pit in &best {
-                    let plies = depths.move_depth(tables, &play(pit))?;
-                    ranked.push((conversion_rank(value, plies), pit));
-                }
+        if let Some(depths) = self.depths.filter(|_| self.converts(pos)) {
+            for &pit in &best {
+                let plies = depths.move_depth(tables, &play(pit))?;
+                ranked.push((conversion_rank(value, plies), pit));
             }
-            // Where levels cannot cycle (Kalah) every line converts: pit
-            // order, as the line of first best moves takes it.
-            _ if value > 0 && self.rules.variant().can_cycle() => {
-                let next = state.to_move.other();
-                for &pit in &best {
-                    let m = play(pit);
-                    let seen = state.history.contains(&(next, m.child));
-                    let rank = if m.leaves_level() {
-                        0
-                    } else {
-                        1 + i64::from(seen)
-                    };
-                    ranked.push((rank, pit));
-                }
+        } else if self.searched(tables, pos)? {
+            let conversions = self.conversions.borrow();
+            let conversions = conversions.as_ref().expect("searched");
+            for &pit in &best {
+                let m = play(pit);
+                let plies = match m.leaves_level() {
+                    true => Some(1),
+                    false => conversions.depth(&m.child).map(|d| d + 1),
+                };
+                ranked.push((conversion_rank(value, plies), pit));
             }
-            _ => return Ok(best),
+        } else if value > 0 {
+            let next = state.to_move.other();
+            for &pit in &best {
+                let m = play(pit);
+                let seen = state.history.contains(&(next, m.child));
+                let rank = if m.leaves_level() {
+                    0
+                } else {
+                    1 + i64::from(seen)
+                };
+                ranked.push((rank, pit));
+            }
+        } else {
+            return Ok(best);
         }
         ranked.sort();
         Ok(ranked.into_iter().map(|(_, pit)| pit).collect())
+    }
+
+    /// Whether a conversion search from `pos` (within `tables`) is held,
+    /// the last one reused where it reached `pos`: it did unless it had
+    /// more positions to explore than it may.
+    fn searched(&self, tables: &Tablebase, pos: &Position) -> Result<bool> {
+        if !self.in_tables(pos) {
+            return Ok(false);
+        }
+        let held = self.conversions.borrow();
+        if held.as_ref().is_some_and(|c| c.depth(pos).is_some()) {
+            return Ok(true);
+        }
+        drop(held);
+        let found = Conversions::search(&self.rules, tables, pos)?;
+        let reached = found.as_ref().is_some_and(|c| c.depth(pos).is_some());
+        *self.conversions.borrow_mut() = found;
+        Ok(reached)
+    }
+
+    /// Whether playing the first best move of `pos`, worth `value`, is
+    /// proven to realize it: every line ends where levels cannot cycle,
+    /// there is nothing to convert where the value is 0, and elsewhere a
+    /// depth table or the last conversion search gave the order.
+    fn proven(&self, pos: &Position, value: i32) -> bool {
+        let searched = || {
+            let held = self.conversions.borrow();
+            held.as_ref().is_some_and(|c| c.depth(pos).is_some())
+        };
+        !self.rules.variant().can_cycle() || value == 0 || self.converts(pos) || searched()
     }
 
     /// An engine for the rules of `tables`, reading them wherever they
@@ -320,6 +370,7 @@ impl<'a> Engine<'a> {
             rules,
             tables: tables.filter(|t| t.max_level().is_some()),
             depths: None,
+            conversions: RefCell::new(None),
             tt: Vec::new(),
             tt_entries: DEFAULT_TT_ENTRIES,
             tt_stores: 0,
@@ -462,7 +513,7 @@ impl<'a> Engine<'a> {
             best,
             pv,
             pv_end,
-            converts: !self.rules.variant().can_cycle() || self.converts(&state.position),
+            converts: self.proven(&state.position, value),
             source: if self.in_tables(&state.position) {
                 Source::Tables
             } else {

@@ -25,6 +25,7 @@
 
 #![warn(missing_docs)]
 
+mod convert;
 mod engine;
 mod error;
 mod tournament;

@@ -238,3 +238,63 @@ fn best_moves_analyses_equal_full_analyses() {
 fn state_stones(pits: usize, seeds: u32) -> u32 {
     2 * pits as u32 * seeds
 }
+
+/// Without depth tables, within the tables, the engine searches the
+/// positions the value-keeping moves reach for their depths: its best
+/// moves come in the order the depth tables give, and it says the order
+/// is proven, in every rule set of the Oware family.
+#[test]
+fn a_conversion_search_orders_the_best_moves_as_depth_tables_do() {
+    use mancala_probe::Depth;
+    for (variant, pits, max, step) in [
+        (Variant::Oware, 6, 9, 557),
+        (Variant::Awari, 4, 10, 71),
+        (Variant::Wari, 3, 12, 29),
+    ] {
+        let rules = Rules::new(variant, pits).unwrap();
+        let dir = TempDir::new().unwrap();
+        let options = BuildOptions {
+            depths: true,
+            ..BuildOptions::new(dir.path(), rules, max)
+        };
+        build(&options, &Quiet).unwrap();
+        let tb: Tablebase = Tablebase::open(dir.path(), rules).unwrap();
+        let depths: Tablebase<Depth> = Tablebase::open(dir.path(), rules).unwrap();
+        let mut by_tables = Engine::with_tables(&tb).with_depths(&depths);
+        let mut by_search = Engine::with_tables(&tb);
+        let mut ordered = 0;
+        for pos in positions(&rules, max - 3..=max, step) {
+            let state = GameState::new(pos, Side::South);
+            if state.end(&rules).is_some() {
+                continue;
+            }
+            let wanted = by_tables.analyze(&state).unwrap();
+            let found = by_search.analyze(&state).unwrap();
+            assert_eq!(found.best, wanted.best, "{} {pos}", rules.id());
+            assert_eq!(found.pv, wanted.pv, "{} {pos}", rules.id());
+            assert!(found.converts && wanted.converts, "{} {pos}", rules.id());
+            ordered += usize::from(wanted.value != 0 && wanted.best.len() > 1);
+        }
+        assert!(
+            ordered > 10,
+            "{}: {ordered} positions with a choice",
+            rules.id()
+        );
+        // Above the tables nothing is proven where the value is not 0 (a
+        // short search: its value need not be exact).
+        let mut above = Engine::with_tables(&tb).with_limits(Limits {
+            nodes: Some(20_000),
+            time: None,
+        });
+        let mut unproven = 0;
+        for pos in positions(&rules, max + 2..=max + 2, step * 50) {
+            let state = GameState::new(pos, Side::South);
+            let found = above.analyze(&state).unwrap();
+            if state.end(&rules).is_none() && found.value != 0 {
+                assert!(!found.converts, "{} {pos}", rules.id());
+                unproven += 1;
+            }
+        }
+        assert!(unproven > 0, "{}", rules.id());
+    }
+}
