@@ -39,6 +39,31 @@ pub struct Depths {
     pub moves: Vec<Option<u16>>,
 }
 
+impl Depths {
+    /// The depths of `pos` and of its legal moves (in pit order) from the
+    /// depth tables `tb`, read with the even tables `values`, which must
+    /// hold its level.
+    pub fn of(
+        tb: &Tablebase<Depth>,
+        values: &Tablebase<Even>,
+        pos: &Position,
+    ) -> mancala_probe::Result<Depths> {
+        let mut moves = Vec::new();
+        let mut found = Ok(());
+        values
+            .rules()
+            .for_each_move(pos, |m| match tb.move_depth(values, m) {
+                Ok(depth) => moves.push(depth),
+                Err(e) => found = Err(e),
+            });
+        found?;
+        Ok(Depths {
+            position: tb.depth(values, pos)?,
+            moves,
+        })
+    }
+}
+
 /// One answered position.
 pub struct Analysed {
     pub rules: Rules,
@@ -305,19 +330,8 @@ impl Analysed {
         if !tb.has_level(n) {
             return Ok(());
         }
-        let failed = |e: mancala_probe::Error| Failure::of_probe(&e);
-        let mut moves = Vec::new();
-        let mut found = Ok(());
-        self.rules
-            .for_each_move(&self.position, |m| match tb.move_depth(values, m) {
-                Ok(depth) => moves.push(depth),
-                Err(e) => found = Err(e),
-            });
-        found.map_err(failed)?;
-        *depths = Some(Depths {
-            position: tb.depth(values, &self.position).map_err(failed)?,
-            moves,
-        });
+        let found = Depths::of(tb, values, &self.position).map_err(|e| Failure::of_probe(&e))?;
+        *depths = Some(found);
         Ok(())
     }
 

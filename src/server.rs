@@ -55,7 +55,7 @@ use serde::Deserialize;
 use serde_json::{json, Value as JsonValue};
 use tokio::sync::Semaphore;
 
-use crate::answer::{answer_many, answer_one, Failure};
+use crate::answer::{answer_many, answer_one, Depths, Failure};
 use crate::json;
 use crate::levels::LevelSummary;
 
@@ -898,7 +898,7 @@ fn analyze_state(
     }
     let analysis = engine.analyze(state)?;
     let mut answer = json::analysis(&analysis);
-    if let Some(depths) = depths.filter(|_| engine.converts(&state.position)) {
+    if let Some(depths) = depths.filter(|_| engine.depths_cover(&state.position)) {
         add_state_depths(&mut answer, tb, depths, &state.position)?;
     }
     answer["end"] = json::end(state.end(tb.rules()));
@@ -920,14 +920,13 @@ fn add_state_depths(
     depths: &Tablebase<Depth>,
     pos: &Position,
 ) -> Result<(), ApiError> {
-    answer["depth"] = depths.depth(tb, pos)?.into();
+    let found = Depths::of(depths, tb, pos)?;
+    answer["depth"] = found.position.into();
     // The analysis lists the legal moves in pit order, as the rules give
     // them.
-    let mut legal = Vec::new();
-    tb.rules().for_each_move(pos, |m| legal.push(*m));
     if let Some(moves) = answer["moves"].as_array_mut() {
-        for (shown, m) in moves.iter_mut().zip(&legal) {
-            shown["depth"] = depths.move_depth(tb, m)?.into();
+        for (shown, depth) in moves.iter_mut().zip(found.moves) {
+            shown["depth"] = depth.into();
         }
     }
     Ok(())

@@ -136,7 +136,7 @@ class TablebaseBot(pyspiel.Bot):  # type: ignore[misc]
     def step(self, state: pyspiel.State) -> int:
         """The action to play in ``state`` (the bot's turn)."""
         board = _Board.of(state)
-        if not self.covers(state):
+        if not self._covers(board):
             if self._fallback is None:
                 raise MissingTableError(
                     f"{board.position().stones} stones on the board are beyond the "
@@ -147,8 +147,10 @@ class TablebaseBot(pyspiel.Bot):  # type: ignore[misc]
 
     def covers(self, state: pyspiel.State) -> bool:
         """Whether the tables answer ``state``'s position."""
-        stones = _Board.of(state).position().stones
-        return stones in self._tablebase.levels
+        return self._covers(_Board.of(state))
+
+    def _covers(self, board: _Board) -> bool:
+        return board.position().stones in self._tablebase.levels
 
     def promise(self, state: pyspiel.State) -> int:
         """The final margin (stored stones, the player to move's minus his
@@ -159,8 +161,9 @@ class TablebaseBot(pyspiel.Bot):  # type: ignore[misc]
 
     def _best(self, state: pyspiel.State, board: _Board) -> int:
         me = int(state.current_player())
+        stones = board.position().stones
         actions = [int(action) for action in state.legal_actions()]
-        scored = [(action, *self._outcome(state, board, action, me)) for action in actions]
+        scored = [(action, *self._outcome(state, stones, action, me)) for action in actions]
         best_margin = max(margin for _, margin, _ in scored)
         keeping = [(action, plies) for action, margin, plies in scored if margin == best_margin]
         mine, theirs = board.stores_of(me)
@@ -174,10 +177,11 @@ class TablebaseBot(pyspiel.Bot):  # type: ignore[misc]
         return keeping[0][0]
 
     def _outcome(
-        self, state: pyspiel.State, board: _Board, action: int, me: int
+        self, state: pyspiel.State, stones: int, action: int, me: int
     ) -> Tuple[int, Optional[int]]:
-        """The margin ``me`` is promised after ``action``, and the plies to
-        conversion through it (1 if it takes stones off the board)."""
+        """The margin ``me`` is promised after ``action`` in ``state`` (with
+        ``stones`` on the board), and the plies to conversion through it (1
+        if it takes stones off the board)."""
         child = state.child(action)
         after = _Board.of(child)
         if child.is_terminal():
@@ -187,7 +191,7 @@ class TablebaseBot(pyspiel.Bot):  # type: ignore[misc]
         value = self._tablebase.value(position)
         mine, theirs = after.stores_of(me)
         margin = mine - theirs + (value if after.mover == me else -value)
-        if position.stones < board.position().stones:
+        if position.stones < stones:
             return margin, 1
         if not self._tablebase.has_depths:
             return margin, None

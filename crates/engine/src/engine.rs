@@ -259,9 +259,9 @@ impl<'a> Engine<'a> {
         self
     }
 
-    /// Whether the first best move of `pos` is proven to convert: its
-    /// level has a depth table.
-    pub fn converts(&self, pos: &Position) -> bool {
+    /// Whether depth tables order the best moves of `pos`: the tables and
+    /// a depth table hold its level.
+    pub fn depths_cover(&self, pos: &Position) -> bool {
         self.in_tables(pos) && self.depths.is_some_and(|d| d.has_level(pos.stones()))
     }
 
@@ -294,7 +294,7 @@ impl<'a> Engine<'a> {
                 .expect("a best move is legal")
         };
         let mut ranked = Vec::with_capacity(best.len());
-        if let Some(depths) = self.depths.filter(|_| self.converts(pos)) {
+        if let Some(depths) = self.depths.filter(|_| self.depths_cover(pos)) {
             for &pit in &best {
                 let plies = depths.move_depth(tables, &play(pit))?;
                 ranked.push((conversion_rank(value, plies), pit));
@@ -336,11 +336,9 @@ impl<'a> Engine<'a> {
         if !self.in_tables(pos) {
             return Ok(false);
         }
-        let held = self.conversions.borrow();
-        if held.as_ref().is_some_and(|c| c.depth(pos).is_some()) {
+        if self.search_holds(pos) {
             return Ok(true);
         }
-        drop(held);
         let found = Conversions::search(&self.rules, tables, pos)?;
         let reached = found.as_ref().is_some_and(|c| c.depth(pos).is_some());
         *self.conversions.borrow_mut() = found;
@@ -352,11 +350,16 @@ impl<'a> Engine<'a> {
     /// there is nothing to convert where the value is 0, and elsewhere a
     /// depth table or the last conversion search gave the order.
     fn proven(&self, pos: &Position, value: i32) -> bool {
-        let searched = || {
-            let held = self.conversions.borrow();
-            held.as_ref().is_some_and(|c| c.depth(pos).is_some())
-        };
-        !self.rules.variant().can_cycle() || value == 0 || self.converts(pos) || searched()
+        !self.rules.variant().can_cycle()
+            || value == 0
+            || self.depths_cover(pos)
+            || self.search_holds(pos)
+    }
+
+    /// Whether the last conversion search found the depth of `pos`.
+    fn search_holds(&self, pos: &Position) -> bool {
+        let held = self.conversions.borrow();
+        held.as_ref().is_some_and(|c| c.depth(pos).is_some())
     }
 
     /// An engine for the rules of `tables`, reading them wherever they

@@ -27,7 +27,7 @@ pub fn depth_of<E>(
     if value == 0 {
         return Ok(None);
     }
-    if value > 0 {
+    if stores_depth(value) {
         return stored_of(pos).map(Some);
     }
     let moves = match rules.successors(pos) {
