@@ -7,7 +7,7 @@ use std::path::Path;
 
 use mancala_core::{push_decimal, Bounds, MoveBounds, MoveValue, Position, Rules};
 use mancala_format::FormatError;
-use mancala_probe::{conversion_rank, Depth, Even, Forced, TableKind, Tablebase};
+use mancala_probe::{conversion_rank, Depth, Even, Forced, Realized, TableKind, Tablebase};
 use rayon::prelude::*;
 
 use crate::hint;
@@ -22,18 +22,21 @@ pub enum Answer {
         depths: Option<Depths>,
     },
     /// Forced tables: the bounds of the position and of each move, and the
-    /// stones already captured for the verdicts.
+    /// stones already captured for the verdicts, with the depths to
+    /// conversion of the mover's bound where depth tables are present.
     Forced {
         bounds: Bounds,
         moves: Vec<MoveBounds>,
         captured: (u32, u32),
+        depths: Option<Depths>,
     },
 }
 
 /// Depths to conversion (`docs/RULES.md`) of a position and of each of its
 /// moves, in plies: a move that leaves the level converts at once (1),
 /// another takes one more than its child's depth. `None` where there is
-/// none (worth 0).
+/// none (worth 0; under forced bounds, where the mover's bound, or what the
+/// move makes sure of, is 0).
 pub struct Depths {
     pub position: Option<u16>,
     pub moves: Vec<Option<u16>>,
@@ -59,6 +62,29 @@ impl Depths {
         found?;
         Ok(Depths {
             position: tb.depth(values, pos)?,
+            moves,
+        })
+    }
+
+    /// [`Depths::of`] from the depth tables of forced bounds `tb`, read
+    /// with the forced tables `bounds`: the mover's, for his bound and for
+    /// what each move makes sure of.
+    pub fn of_forced(
+        tb: &Tablebase<Depth<Forced>>,
+        bounds: &Tablebase<Forced>,
+        pos: &Position,
+    ) -> mancala_probe::Result<Depths> {
+        let mut moves = Vec::new();
+        let mut found = Ok(());
+        bounds
+            .rules()
+            .for_each_move(pos, |m| match tb.move_depth(bounds, m) {
+                Ok(depth) => moves.push(depth),
+                Err(e) => found = Err(e),
+            });
+        found?;
+        Ok(Depths {
+            position: tb.depth(bounds, pos)?,
             moves,
         })
     }
@@ -136,7 +162,7 @@ impl Failure {
 }
 
 /// A kind of table as the answer path reads it.
-pub trait Answering: TableKind {
+pub trait Answering: Realized {
     /// The answers for covered positions, in order.
     fn answers(
         tb: &Tablebase<Self>,
@@ -151,14 +177,22 @@ pub trait Answering: TableKind {
         captured: (u32, u32),
     ) -> mancala_probe::Result<Answer>;
 
-    /// The even values a depth table is read with: the tables themselves
-    /// for even tables, none for forced ones (which have no depths).
-    fn values(tb: &Tablebase<Self>) -> Option<&Tablebase<Even>>;
+    /// The depths of `pos` and of its moves from the depth tables `depths`
+    /// of these tables, `tb`.
+    fn depths(
+        depths: &Tablebase<Depth<Self>>,
+        tb: &Tablebase<Self>,
+        pos: &Position,
+    ) -> mancala_probe::Result<Depths>;
 }
 
 impl Answering for Even {
-    fn values(tb: &Tablebase<Even>) -> Option<&Tablebase<Even>> {
-        Some(tb)
+    fn depths(
+        depths: &Tablebase<Depth>,
+        tb: &Tablebase<Even>,
+        pos: &Position,
+    ) -> mancala_probe::Result<Depths> {
+        Depths::of(depths, tb, pos)
     }
 
     fn answers(
@@ -191,8 +225,12 @@ impl Answering for Even {
 }
 
 impl Answering for Forced {
-    fn values(_: &Tablebase<Forced>) -> Option<&Tablebase<Even>> {
-        None
+    fn depths(
+        depths: &Tablebase<Depth<Forced>>,
+        tb: &Tablebase<Forced>,
+        pos: &Position,
+    ) -> mancala_probe::Result<Depths> {
+        Depths::of_forced(depths, tb, pos)
     }
 
     fn answers(
@@ -207,6 +245,7 @@ impl Answering for Forced {
                 bounds,
                 moves,
                 captured,
+                depths: None,
             })
             .collect())
     }
@@ -232,7 +271,7 @@ fn covered<K: TableKind>(tb: &Tablebase<K>, text: &str) -> Result<Position, Fail
 /// lookups).
 pub fn answer_one<K: Answering>(
     tb: &Tablebase<K>,
-    depths: Option<&Tablebase<Depth>>,
+    depths: Option<&Tablebase<Depth<K>>>,
     captured: (u32, u32),
     text: &str,
 ) -> Result<Analysed, Failure> {
@@ -243,8 +282,8 @@ pub fn answer_one<K: Answering>(
         position,
         answer,
     };
-    if let (Some(depths), Some(values)) = (depths, K::values(tb)) {
-        analysed.add_depths(depths, values)?;
+    if let Some(depths) = depths {
+        analysed.add_depths(depths, tb)?;
     }
     Ok(analysed)
 }
@@ -254,7 +293,7 @@ pub fn answer_one<K: Answering>(
 /// failure in place of each position that has no answer.
 pub fn answer_many<K: Answering>(
     tb: &Tablebase<K>,
-    depths: Option<&Tablebase<Depth>>,
+    depths: Option<&Tablebase<Depth<K>>>,
     captured: (u32, u32),
     texts: &[&str],
 ) -> Vec<Result<Analysed, Failure>> {
@@ -287,10 +326,10 @@ pub fn answer_many<K: Answering>(
             })
         })
         .collect();
-    if let (Some(depths), Some(values)) = (depths, K::values(tb)) {
+    if let Some(depths) = depths {
         analysed.par_iter_mut().for_each(|result| {
             if let Ok(a) = result {
-                if let Err(failure) = a.add_depths(depths, values) {
+                if let Err(failure) = a.add_depths(depths, tb) {
                     *result = Err(failure);
                 }
             }
@@ -299,10 +338,14 @@ pub fn answer_many<K: Answering>(
     analysed
 }
 
-/// The depth tables beside the even tables of `rules` under `root`, if
-/// any level has one.
-pub fn open_depths(root: &Path, rules: Rules, cache_bytes: usize) -> Option<Tablebase<Depth>> {
-    Tablebase::<Depth>::open_with_cache(root, rules, cache_bytes)
+/// The depth tables beside the tables of kind `K` of `rules` under `root`,
+/// if any level has one.
+pub fn open_depths<K: Realized>(
+    root: &Path,
+    rules: Rules,
+    cache_bytes: usize,
+) -> Option<Tablebase<Depth<K>>> {
+    Tablebase::<Depth<K>>::open_with_cache(root, rules, cache_bytes)
         .ok()
         .filter(|tb| !tb.levels().is_empty())
 }
@@ -317,47 +360,70 @@ impl Analysed {
     }
 
     /// Adds the depths of the position and its moves from `tb`, read with
-    /// the even tables `values`, if it holds the position's level.
-    pub fn add_depths(
+    /// the tables `values` it is the depth tables of, if it holds the
+    /// position's level.
+    pub fn add_depths<K: Answering>(
         &mut self,
-        tb: &Tablebase<Depth>,
-        values: &Tablebase<Even>,
+        tb: &Tablebase<Depth<K>>,
+        values: &Tablebase<K>,
     ) -> Result<(), Failure> {
-        let n = self.position.stones();
-        let Answer::Value { depths, .. } = &mut self.answer else {
-            return Ok(());
-        };
-        if !tb.has_level(n) {
+        if !tb.has_level(self.position.stones()) {
             return Ok(());
         }
-        let found = Depths::of(tb, values, &self.position).map_err(|e| Failure::of_probe(&e))?;
-        *depths = Some(found);
+        let found = K::depths(tb, values, &self.position).map_err(|e| Failure::of_probe(&e))?;
+        match &mut self.answer {
+            Answer::Value { depths, .. } | Answer::Forced { depths, .. } => *depths = Some(found),
+        }
         Ok(())
     }
 
-    /// The best moves' letters (even tables; none for forced ones): the
-    /// moves that keep the value; with depths, the side ahead's nearest
-    /// conversion first, the other side's farthest first, so that
-    /// following the first always realizes the value.
-    pub fn best(&self) -> impl Iterator<Item = char> + '_ {
-        let (value, moves, depths): (i32, &[MoveValue], _) = match &self.answer {
+    /// The best moves' letters, the one to play first.
+    ///
+    /// Even tables: the moves that keep the value; with depths, the side
+    /// ahead's nearest conversion first, the other side's farthest first,
+    /// so that following the first always realizes the value.
+    ///
+    /// Forced tables: the moves that keep the mover's bound; with depths
+    /// and a bound other than 0, the nearest conversion first, so that
+    /// following the first always realizes it; then (and without depths)
+    /// the moves that make the opponent sure of less first.
+    pub fn best(&self) -> Vec<char> {
+        match &self.answer {
             Answer::Value {
                 value,
                 moves,
                 depths,
-            } => (*value, moves, depths.as_ref()),
-            Answer::Forced { .. } => (0, &[], None),
-        };
-        let mut best: Vec<(usize, &MoveValue)> = moves
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| m.value == value)
-            .collect();
-        if let Some(depths) = depths.filter(|_| value != 0) {
-            // Stable: moves as near (or as far) stay in pit order.
-            best.sort_by_key(|&(k, _)| conversion_rank(value, depths.moves[k]));
+            } => {
+                let mut best: Vec<(usize, &MoveValue)> = moves
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, m)| m.value == *value)
+                    .collect();
+                if let Some(depths) = depths.as_ref().filter(|_| *value != 0) {
+                    // Stable: moves as near (or as far) stay in pit order.
+                    best.sort_by_key(|&(k, _)| conversion_rank(*value, depths.moves[k]));
+                }
+                best.into_iter().map(|(_, m)| m.letter()).collect()
+            }
+            Answer::Forced {
+                bounds,
+                moves,
+                depths,
+                ..
+            } => {
+                let mut best: Vec<(usize, &MoveBounds)> = moves
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, m)| m.bounds.mover == bounds.mover)
+                    .collect();
+                let depths = depths.as_ref().filter(|_| bounds.mover > 0);
+                best.sort_by_key(|&(k, m)| {
+                    let rank = depths.map_or(0, |d| conversion_rank(1, d.moves[k]));
+                    (rank, m.bounds.opponent)
+                });
+                best.into_iter().map(|(_, m)| m.letter()).collect()
+            }
         }
-        best.into_iter().map(|(_, m)| m.letter())
     }
 
     /// Appends the line for batches: position, value, then each move as
@@ -383,6 +449,7 @@ impl Analysed {
                 bounds,
                 moves,
                 captured,
+                ..
             } => {
                 // Writing into a `String` cannot fail.
                 let n = self.position.stones();
@@ -427,7 +494,7 @@ impl Analysed {
                     text += &format!("converts in {plies} {unit} (depth to conversion)\n");
                 }
                 // With depths, the first best move is the one that converts.
-                let first_best = depths.as_ref().and_then(|_| self.best().next());
+                let first_best = depths.as_ref().and_then(|_| self.best().first().copied());
                 moves
                     .iter()
                     .enumerate()
@@ -449,6 +516,7 @@ impl Analysed {
                 bounds,
                 moves,
                 captured,
+                depths,
             } => {
                 text += &format!(
                     "forced: the mover can be sure of {} and the opponent of {} of the {n} remaining stones\n\
@@ -459,12 +527,27 @@ impl Analysed {
                     captured.1,
                     bounds.verdict(n, *captured).name()
                 );
+                if let Some(plies) = depths.as_ref().and_then(|d| d.position) {
+                    let unit = if plies == 1 { "ply" } else { "plies" };
+                    text += &format!("the mover realizes his bound in {plies} {unit}\n");
+                }
+                let first_best = self.best().first().copied();
                 moves
                     .iter()
-                    .map(|m| {
+                    .enumerate()
+                    .map(|(k, m)| {
                         let b = m.bounds;
                         let verdict = b.verdict(n, *captured).name();
-                        format!("{} {b} {verdict}", m.letter())
+                        let depth = depths
+                            .as_ref()
+                            .and_then(|d| d.moves[k])
+                            .map_or(String::new(), |plies| format!(" ({plies})"));
+                        let mark = if Some(m.letter()) == first_best {
+                            "**"
+                        } else {
+                            best_mark(b.mover == bounds.mover)
+                        };
+                        format!("{} {b} {verdict}{depth}{mark}", m.letter())
                     })
                     .collect()
             }
@@ -482,7 +565,16 @@ impl Analysed {
         } else if matches!(self.answer, Answer::Value { .. }) {
             text += &format!("moves: {}   (* = best)", moves.join("  "));
         } else {
-            text += &format!("moves (mover/opponent): {}", moves.join("  "));
+            let depths = match self.answer {
+                Answer::Forced {
+                    depths: Some(_), ..
+                } => "; (n) = plies to realize what the move makes sure of",
+                _ => "",
+            };
+            text += &format!(
+                "moves (mover/opponent): {}   (* = keeps the mover's bound, ** = the one to play{depths})",
+                moves.join("  ")
+            );
         }
         text
     }

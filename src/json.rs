@@ -53,8 +53,14 @@ pub struct ForcedJson {
     #[serde(flatten)]
     bounds: BoundsJson,
     exact: bool,
+    /// Plies within which the mover realizes his bound, `null` where it
+    /// is 0; left out where no depth table holds the level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    depth: Option<Option<u16>>,
     terminal: bool,
     moves: Vec<ForcedMoveJson>,
+    /// The moves that keep the mover's bound, the one to play first.
+    best: Vec<char>,
 }
 
 /// Forced bounds and their verdict.
@@ -72,6 +78,10 @@ struct ForcedMoveJson {
     letter: char,
     #[serde(flatten)]
     bounds: BoundsJson,
+    /// Plies within which the move realizes what it makes sure of for its
+    /// mover, `null` where that is 0; left out as [`ForcedJson`]'s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    depth: Option<Option<u16>>,
 }
 
 /// An error in place of an answer.
@@ -157,12 +167,13 @@ pub fn position(a: &Analysed) -> PositionJson {
                     depth: depths.as_ref().map(|d| d.moves[k]),
                 })
                 .collect(),
-            best: a.best().collect(),
+            best: a.best(),
         }),
         Answer::Forced {
             bounds,
             moves,
             captured,
+            depths,
         } => {
             let bounds_json = |b: &Bounds| BoundsJson {
                 forced_mover: b.mover,
@@ -178,14 +189,18 @@ pub fn position(a: &Analysed) -> PositionJson {
                 captured: [captured.0, captured.1],
                 bounds: bounds_json(bounds),
                 exact: bounds.exact(n),
+                depth: depths.as_ref().map(|d| d.position),
                 terminal: a.terminal(),
                 moves: moves
                     .iter()
-                    .map(|m| ForcedMoveJson {
+                    .enumerate()
+                    .map(|(k, m)| ForcedMoveJson {
                         letter: m.letter(),
                         bounds: bounds_json(&m.bounds),
+                        depth: depths.as_ref().map(|d| d.moves[k]),
                     })
                     .collect(),
+                best: a.best(),
             })
         }
     }

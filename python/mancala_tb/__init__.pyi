@@ -176,11 +176,15 @@ class Tablebase:
     def has_depths(self) -> bool:
         """Whether depth tables (``build(..., depth=True)``) are there."""
     def depth(self, position: _PositionLike) -> Optional[int]:
-        """Plies to conversion (docs/RULES.md); None where the value is 0."""
+        """Plies to conversion (docs/RULES.md); None where the value is 0.
+
+        Forced tables: plies within which the mover realizes his bound;
+        None where it is 0."""
     def depths(self, positions: npt.NDArray[np.integer]) -> npt.NDArray[np.int16]:
         """Depths of an ``(N, 2P)`` integer array of positions, -1 where none."""
     def best_move(self, position: _PositionLike) -> Optional[int]:
-        """The pit that realizes the value (by depth where depth tables are there)."""
+        """The pit that realizes the value, or forced tables' mover's bound
+        (by depth where depth tables are there)."""
     def close(self) -> None: ...
     def __enter__(self: _Self) -> _Self: ...
     def __exit__(

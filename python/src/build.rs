@@ -223,7 +223,6 @@ fn build_error(error: BuildError) -> PyErr {
         BuildError::Io { .. } | BuildError::ScratchDamaged { .. } => PyOSError::new_err(message),
         BuildError::Format(_) => CorruptedTableError::new_err(message),
         BuildError::TooManyStones { .. }
-        | BuildError::DepthsOfForcedBounds
         | BuildError::BlockSize { .. }
         | BuildError::Mismatch { .. }
         | BuildError::NotAcrossRanks { .. } => PyValueError::new_err(message),

@@ -10,7 +10,7 @@ use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
-use mancala_core::{Cycles, Position, Rules, Successors};
+use mancala_core::{Bounds, Cycles, Position, Rules, Successors};
 use mancala_probe::{conversion_rank, Depth, Even, Forced, Tablebase};
 
 use crate::batch::with_positions;
@@ -20,11 +20,11 @@ use crate::rules::{position_of, rules_arg, PyRules};
 /// What `move_values_many` puts where a pit is not a legal move.
 pub const ILLEGAL: i8 = i8::MIN;
 
-/// The open tables of either kind; even ones with their depth tables, if
-/// any level has one.
+/// The open tables of either kind, with their depth tables if any level
+/// has one.
 pub(crate) enum Tables {
     Even(Tablebase<Even>, Option<Box<Tablebase<Depth>>>),
-    Forced(Tablebase<Forced>),
+    Forced(Tablebase<Forced>, Option<Box<Tablebase<Depth<Forced>>>>),
 }
 
 /// Endgame tables of one rule set: exact values (even tables) or forced
@@ -62,7 +62,7 @@ impl Tables {
     pub(crate) fn even(&self) -> PyResult<&Tablebase<Even>> {
         match self {
             Tables::Even(tb, _) => Ok(tb),
-            Tables::Forced(_) => Err(PyTypeError::new_err(
+            Tables::Forced(..) => Err(PyTypeError::new_err(
                 "these are forced-bound tables (cycles=\"forced\"): ask bounds() or verdict()",
             )),
         }
@@ -76,23 +76,31 @@ impl Tables {
         }
     }
 
-    /// The depth tables, or an error saying there are none.
-    fn depths(&self) -> PyResult<&Tablebase<Depth>> {
+    /// The depth to conversion of `pos` from the depth tables: of its
+    /// value (even tables) or of its mover's bound (forced tables); an
+    /// error where there are none.
+    fn depth(&self, pos: &Position) -> PyResult<Option<u16>> {
         match self {
-            Tables::Even(_, Some(depths)) => Ok(depths),
-            Tables::Even(_, None) => Err(MissingTableError::new_err(
-                "no depth tables here: build them with build(..., depth=True) or `mancala-tb build --depth`",
-            )),
-            Tables::Forced(_) => Err(PyTypeError::new_err(
-                "these are forced-bound tables (cycles=\"forced\"): depths are of even values",
-            )),
+            Tables::Even(values, Some(depths)) => depths.depth(values, pos),
+            Tables::Forced(bounds, Some(depths)) => depths.depth(bounds, pos),
+            Tables::Even(_, None) | Tables::Forced(_, None) => {
+                return Err(MissingTableError::new_err(
+                    "no depth tables here: build them with build(..., depth=True) or `mancala-tb build --depth`",
+                ))
+            }
         }
+        .map_err(probe_error)
+    }
+
+    /// Whether depth tables are open beside the tables.
+    fn has_depths(&self) -> bool {
+        matches!(self, Tables::Even(_, Some(_)) | Tables::Forced(_, Some(_)))
     }
 
     /// The forced tables, or a TypeError naming what even tables answer.
     fn forced(&self) -> PyResult<&Tablebase<Forced>> {
         match self {
-            Tables::Forced(tb) => Ok(tb),
+            Tables::Forced(tb, _) => Ok(tb),
             Tables::Even(..) => Err(PyTypeError::new_err(
                 "these are even-value tables: ask value() or move_values(); bounds need cycles=\"forced\"",
             )),
@@ -125,7 +133,7 @@ impl PyTablebase {
     fn max_level(&self) -> PyResult<Option<u32>> {
         Ok(match &*self.tables()? {
             Tables::Even(tb, _) => tb.max_level(),
-            Tables::Forced(tb) => tb.max_level(),
+            Tables::Forced(tb, _) => tb.max_level(),
         })
     }
 
@@ -136,7 +144,7 @@ impl PyTablebase {
     fn levels(&self) -> PyResult<Vec<u32>> {
         Ok(match &*self.tables()? {
             Tables::Even(tb, _) => tb.levels().to_vec(),
-            Tables::Forced(tb) => tb.levels().to_vec(),
+            Tables::Forced(tb, _) => tb.levels().to_vec(),
         })
     }
 
@@ -176,19 +184,19 @@ impl PyTablebase {
     /// Whether depth tables (`build(..., depth=True)`) are there.
     #[getter]
     fn has_depths(&self) -> PyResult<bool> {
-        Ok(matches!(&*self.tables()?, Tables::Even(_, Some(_))))
+        Ok(self.tables()?.has_depths())
     }
 
     /// The depth to conversion of `position`: the plies until the side
     /// ahead realizes the value by a capture, when it hurries and the
     /// other side stalls, both keeping the value (`docs/RULES.md`); None
-    /// where the value is 0. Raises MissingTableError without a depth
-    /// table for its level.
+    /// where the value is 0. Forced tables: the plies within which the
+    /// mover realizes his bound, whatever the opponent plays; None where
+    /// it is 0. Raises MissingTableError without a depth table for its
+    /// level.
     fn depth(&self, position: &Bound<'_, PyAny>) -> PyResult<Option<u16>> {
         let pos = self.position(position)?;
-        let tables = self.tables()?;
-        let values = tables.even()?;
-        tables.depths()?.depth(values, &pos).map_err(probe_error)
+        self.tables()?.depth(&pos)
     }
 
     /// The depths of many positions: `(N, 2P)` integers in, `int16` of
@@ -200,16 +208,15 @@ impl PyTablebase {
         positions: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<i16>>> {
         let tables = self.tables()?;
-        let tb = tables.depths()?;
-        let values = tables.even()?;
+        if !tables.has_depths() {
+            // The error a single probe gives.
+            tables.depth(&Position::empty(self.rules.pits()))?;
+        }
         let depths = with_positions(positions, self.rules.pits(), |positions| {
             use rayon::prelude::*;
             positions
                 .par_iter()
-                .map(|pos| {
-                    let depth = tb.depth(values, pos).map_err(probe_error)?;
-                    Ok(depth.map_or(-1, |d| d as i16))
-                })
+                .map(|pos| Ok(tables.depth(pos)?.map_or(-1, |d| d as i16)))
                 .collect::<PyResult<Vec<i16>>>()
         })?;
         Ok(depths.into_pyarray(py))
@@ -217,10 +224,16 @@ impl PyTablebase {
 
     /// The legal move that realizes the value: among the moves that keep
     /// it, with depth tables the side ahead's nearest conversion (the
-    /// other side's farthest), else the first. None when the game is over.
+    /// other side's farthest), else the first. Forced tables: among the
+    /// moves that keep the mover's bound, with depth tables the nearest
+    /// conversion of it, then the one that leaves the opponent sure of
+    /// least. None when the game is over.
     fn best_move(&self, position: &Bound<'_, PyAny>) -> PyResult<Option<u8>> {
         let pos = self.position(position)?;
         let tables = self.tables()?;
+        if let Tables::Forced(tb, depths) = &*tables {
+            return forced_best_move(tb, depths.as_deref(), &pos).map_err(probe_error);
+        }
         let tb = tables.even()?;
         let value = tb.value(&pos).map_err(probe_error)?;
         let depths = tables
@@ -366,9 +379,14 @@ pub fn open_tablebase(
             let tb = Tablebase::open_with_cache(&directory, rules, cache).map_err(probe_error)?;
             Tables::Even(tb, depths)
         }
-        Cycles::Forced => Tables::Forced(
-            Tablebase::open_with_cache(&directory, rules, cache).map_err(probe_error)?,
-        ),
+        Cycles::Forced => {
+            let depths = Tablebase::<Depth<Forced>>::open_with_cache(&directory, rules, cache)
+                .ok()
+                .filter(|tb| !tb.levels().is_empty())
+                .map(Box::new);
+            let tb = Tablebase::open_with_cache(&directory, rules, cache).map_err(probe_error)?;
+            Tables::Forced(tb, depths)
+        }
     };
     Ok(PyTablebase {
         rules,
@@ -376,4 +394,34 @@ pub fn open_tablebase(
         root: directory,
         tables: RwLock::new(Some(Arc::new(tables))),
     })
+}
+
+/// [`PyTablebase::best_move`] of forced tables `tb` with their depth
+/// tables `depths`, if any.
+fn forced_best_move(
+    tb: &Tablebase<Forced>,
+    depths: Option<&Tablebase<Depth<Forced>>>,
+    pos: &Position,
+) -> mancala_probe::Result<Option<u8>> {
+    let bounds = tb.bounds(pos)?;
+    let depths = depths.filter(|d| bounds.mover > 0 && d.has_level(pos.stones()));
+    let Successors::Moves(moves) = tb.rules().successors(pos) else {
+        return Ok(None);
+    };
+    let mut best: Option<((i64, u8), u8)> = None;
+    for m in moves.iter() {
+        let after = Bounds::after_move(m, tb.bounds(&m.child)?);
+        if after.mover != bounds.mover {
+            continue;
+        }
+        let rank = match depths {
+            Some(depths) => conversion_rank(1, depths.move_depth(tb, m)?),
+            None => 0,
+        };
+        let rank = (rank, after.opponent);
+        if best.is_none_or(|(r, _)| rank < r) {
+            best = Some((rank, m.pit));
+        }
+    }
+    Ok(best.map(|(_, pit)| pit))
 }

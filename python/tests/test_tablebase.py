@@ -181,3 +181,25 @@ def test_depths_equal_the_command_lines_and_best_move_converts(tmp_path: Path) -
         assert not empty.has_depths
         with pytest.raises(mancala_tb.MissingTableError):
             empty.depth("1,0,0,0,0,0/0,0,0,0,0,1")
+
+
+def test_forced_depths_equal_the_command_lines(tmp_path: Path) -> None:
+    """Forced depth tables: the mover's depth and the best move as `query
+    --json --cycles forced` gives them."""
+    mancala_tb.build(tmp_path, 8, cycles="forced", depth=True)
+    boards = [notation(b, 6) for b in random_positions(6, 6, 8, 300)]
+    tables = Tables(find_cli(), tmp_path)
+    answers = tables.query(RuleSet("oware", 6, True, 8), boards, "--cycles", "forced")
+    with mancala_tb.open_tablebase(tmp_path, cycles="forced") as tb:
+        assert tb.has_depths
+        for text, answer in zip(boards, answers):
+            assert tb.depth(text) == answer["depth"], text
+            best = tb.best_move(text)
+            if answer["best"]:
+                assert best == pit(answer["best"][0]), text
+            else:
+                assert best is None, text
+        array = np.array(list(random_positions(7, 6, 8, 200)), dtype=np.int64)
+        assert tb.depths(array).tolist() == [
+            -1 if tb.depth(list(b)) is None else tb.depth(list(b)) for b in array
+        ]

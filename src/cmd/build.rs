@@ -43,8 +43,9 @@ pub struct BuildArgs {
     cycles: Cycles,
     /// Also write each level's depth table (`depth-NNN.mtb`): how many
     /// plies each position is from realizing its value when both sides
-    /// keep it (docs/RULES.md, "Depth to conversion"). Even tables only;
-    /// levels missing theirs are solved again, whole (no checkpoints).
+    /// keep it, or with `--cycles forced` the mover his bound
+    /// (docs/RULES.md, "Depth to conversion"). Levels missing theirs are
+    /// solved again, whole (no checkpoints).
     #[arg(long)]
     depth: bool,
     /// Table directory (a subdirectory per rule set is created in it).

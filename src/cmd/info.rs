@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use mancala_core::Cycles;
 use mancala_format::{depth_file_name, dir_name, level_file_name, Header, Stores, TableFile};
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -173,8 +174,12 @@ pub fn run(args: InfoArgs) -> Result<bool> {
         } else {
             let values = match (exact, exact_share) {
                 _ if depths => format!(
-                    "depths to conversion, the longest {} plies (side ahead to move)",
-                    h.longest_stored_depth()
+                    "depths to conversion, the longest {} plies ({} to move)",
+                    h.longest_stored_depth(),
+                    match h.cycles {
+                        Cycles::Even => "side ahead",
+                        Cycles::Forced => "side whose bound is not 0",
+                    }
                 ),
                 (Some(exact), Some(share)) => format!(
                     "forced bounds meet on {exact} of {} positions ({:.2}%)",

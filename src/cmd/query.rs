@@ -53,9 +53,7 @@ pub fn run(args: QueryArgs) -> Result<bool> {
 fn query<K: Answering>(args: &QueryArgs) -> Result<bool> {
     let rules = args.rules.rules()?;
     let tb = Tablebase::<K>::open_with_cache(&args.dir, rules, args.cache_bytes)?;
-    let depths = (K::CYCLES == Cycles::Even)
-        .then(|| open_depths(&args.dir, rules, args.cache_bytes))
-        .flatten();
+    let depths = open_depths::<K>(&args.dir, rules, args.cache_bytes);
     let query = Query {
         tb: &tb,
         depths: depths.as_ref(),
@@ -147,7 +145,7 @@ impl<'a> Line<'a> {
 struct Query<'a, K: Answering> {
     tb: &'a Tablebase<K>,
     /// The depth tables beside even tables, if there are any.
-    depths: Option<&'a Tablebase<Depth>>,
+    depths: Option<&'a Tablebase<Depth<K>>>,
     captured: (u32, u32),
 }
 

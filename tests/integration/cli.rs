@@ -1354,6 +1354,110 @@ fn query_gives_depths_and_orders_best_by_them() {
     assert!(answered(root).iter().all(|a| a.get("depth").is_none()));
 }
 
+/// With forced depth tables (`build --cycles forced --depth`), `query`'s
+/// first best move realizes each side's bound: from positions where
+/// either bound is not 0, both sides playing the first `best` move never
+/// repeat such a position, and each ends with at least his bound, however
+/// a repetition would be ruled. The same players without depth tables fall
+/// short in some games, which shows the test can fail; `--json` gives the
+/// depths and `best`.
+#[test]
+fn following_forced_best_realizes_the_bounds() {
+    use mancala_probe::Depth;
+    use mancala_tb::answer::{answer_one, Answer};
+
+    let dir = TempDir::new().unwrap();
+    let root = dir.path().to_str().unwrap();
+    let args = ["build", "--stones", "11", "--cycles", "forced", "--depth"];
+    let built = mancala_tb(&[&args[..], &["--dir", root]].concat());
+    assert!(built.status.success(), "{built:?}");
+    let tb: Tablebase<Forced> = Tablebase::open(dir.path(), oware()).unwrap();
+    let depths: Tablebase<Depth<Forced>> = Tablebase::open(dir.path(), oware()).unwrap();
+    // Plays `start` to its end or its first repetition: the stones each
+    // side of the first mover's ends with (the board shared out at the end
+    // of a game, none of it at a repetition), and whether the position
+    // repeated had a bound other than 0.
+    let play = |depths: Option<&Tablebase<Depth<Forced>>>, start: Position| {
+        let (mut pos, mut seen) = (start, std::collections::HashSet::new());
+        let (mut mine, mut theirs, mut first_moves) = (0u32, 0u32, true);
+        loop {
+            let analysed = answer_one(&tb, depths, (0, 0), &pos.to_string()).unwrap();
+            let Answer::Forced { bounds, .. } = analysed.answer else {
+                unreachable!("forced tables answer bounds")
+            };
+            let again = !seen.insert(pos);
+            let looped = again && (bounds.mover, bounds.opponent) != (0, 0);
+            let ending = oware().for_each_move(&pos, |_| {});
+            if again || ending.is_some() {
+                if let Some(value) = ending {
+                    let n = pos.stones() as i32;
+                    mine += ((n + value) / 2) as u32;
+                    theirs += ((n - value) / 2) as u32;
+                }
+                let (first, second) = if first_moves {
+                    (mine, theirs)
+                } else {
+                    (theirs, mine)
+                };
+                return (first, second, looped);
+            }
+            let pit = analysed.best()[0] as u8 - b'a';
+            let mut played = None;
+            oware().for_each_move(&pos, |m| {
+                if m.pit == pit {
+                    played = Some(*m);
+                }
+            });
+            let m = played.unwrap();
+            mine += u32::from(m.gain);
+            (mine, theirs, first_moves) = (theirs, mine, !first_moves);
+            pos = m.child;
+        }
+    };
+    let (mut games, mut short_without_depths) = (0, 0);
+    for n in 6..=11 {
+        let index = LevelIndex::new(6, n);
+        for at in (0..index.count()).step_by(2999) {
+            let start = index.unrank(at);
+            let b = tb.bounds(&start).unwrap();
+            if (b.mover, b.opponent) == (0, 0) || oware().for_each_move(&start, |_| {}).is_some() {
+                continue;
+            }
+            games += 1;
+            let (first, second, looped) = play(Some(&depths), start);
+            assert!(!looped, "{start} ({b}): looped by depth");
+            assert!(
+                first >= b.mover.into() && second >= b.opponent.into(),
+                "{start} ({b}): {first} and {second} by depth"
+            );
+            let (first, second, _) = play(None, start);
+            short_without_depths += (first < b.mover.into() || second < b.opponent.into()) as u32;
+        }
+    }
+    eprintln!("{games} games: without depth tables {short_without_depths} fell short");
+    assert!(games > 100, "{games} games");
+    assert!(
+        short_without_depths > 0,
+        "no game fell short without depth tables: the test shows nothing"
+    );
+
+    let answer = ok(&[
+        "query",
+        "--json",
+        "--cycles",
+        "forced",
+        "--dir",
+        root,
+        "0,0,0,1,2,0/0,0,0,0,0,3",
+    ]);
+    let answer: Json = serde_json::from_str(answer.trim()).unwrap();
+    assert_eq!(answer["forced_mover"], 6, "{answer}");
+    assert_eq!(answer["depth"], 23, "{answer}");
+    assert_eq!(answer["best"][0], "d", "{answer}");
+    assert_eq!(answer["moves"][0]["depth"], 23, "{answer}");
+    assert!(answer["moves"][1]["depth"].is_null(), "{answer}");
+}
+
 /// The engine over depth tables plays the first best move into a
 /// conversion: from positions worth other than 0, in a game where both
 /// sides play the engine's first best move, the stores and the table value

@@ -30,7 +30,7 @@ use crate::encoding::{Encoding, MoverContexts};
 use crate::error::{FormatError, TableId};
 use crate::header::{Header, RawHeader, END_MARKER, FORMAT_VERSION, HEADER_LIMIT, MAGIC};
 use crate::huge_pages::filled_on_huge_pages;
-use crate::kind::{Depth, TableKind};
+use crate::kind::{Depth, Realized, TableKind};
 use crate::levels::Levels;
 use crate::order::Order;
 
@@ -477,7 +477,7 @@ impl<K: TableKind> Table<K> {
     }
 }
 
-impl Table<Depth> {
+impl<V: Realized> Table<Depth<V>> {
     /// The depth of index `at` whose symbol says it is long
     /// ([`crate::StoredDepth::Long`]), from the header's list; an index the
     /// list lacks is a damaged table.

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use crate::codec::{Model, ModelCounts, StoredModel, Uniform};
 use crate::encoding::{ChosenEntries, ContextModel, Encoding, MoverContexts};
-use crate::kind::{Depth, Even, Forced, KindId, StoredDepth, Stores, TableKind};
+use crate::kind::{Depth, Even, Forced, KindId, Realized, StoredDepth, Stores, TableKind};
 
 /// First bytes of every table file.
 pub const MAGIC: &[u8; 8] = b"MANCALTB";
@@ -120,9 +120,9 @@ impl Header {
         Header::for_counts::<K>(rules, level, block_size, &counts)
     }
 
-    /// The header of a depth table storing `symbols` (one a position) and
-    /// listing `long_depths` ([`Header::long_depths`]).
-    pub fn for_depths(
+    /// The header of a depth table of values of kind `V` storing `symbols`
+    /// (one a position) and listing `long_depths` ([`Header::long_depths`]).
+    pub fn for_depths<V: Realized>(
         rules: &Rules,
         level: u32,
         symbols: &[i8],
@@ -130,7 +130,7 @@ impl Header {
         block_size: u32,
     ) -> Header {
         let counts = Header::depth_counts(rules, level, symbols, 0, block_size);
-        Header::for_depth_counts(rules, level, block_size, &counts, long_depths)
+        Header::for_depth_counts::<V>(rules, level, block_size, &counts, long_depths)
     }
 
     /// The model counts of a depth table's symbols of positions `first,
@@ -157,9 +157,10 @@ impl Header {
         }
     }
 
-    /// The header of a depth table from the model counts of all its
-    /// symbols ([`Header::depth_counts`]), listing `long_depths`.
-    pub fn for_depth_counts(
+    /// The header of a depth table of values of kind `V` from the model
+    /// counts of all its symbols ([`Header::depth_counts`]), listing
+    /// `long_depths`.
+    pub fn for_depth_counts<V: Realized>(
         rules: &Rules,
         level: u32,
         block_size: u32,
@@ -170,7 +171,7 @@ impl Header {
             long_depths,
             ..Header::new(
                 rules,
-                Depth::id(),
+                Depth::<V>::id(),
                 level,
                 block_size,
                 (Encoding::Full, depth_contexts(rules, level)),
@@ -186,13 +187,12 @@ impl Header {
     /// position stores depth 0 throughout.)
     pub fn longest_stored_depth(&self) -> u16 {
         let listed = self.long_depths.iter().map(|&(_, plies)| plies).max();
-        let coded =
-            self.histogram
-                .last()
-                .map(|&(symbol, _)| match Depth::read(self.level, &[symbol]) {
-                    StoredDepth::Plies(plies) => plies,
-                    StoredDepth::Long => 0,
-                });
+        let coded = self.histogram.last().map(|&(symbol, _)| {
+            match Depth::<Even>::read(self.level, &[symbol]) {
+                StoredDepth::Plies(plies) => plies,
+                StoredDepth::Long => 0,
+            }
+        });
         listed.max(coded).unwrap_or(0)
     }
 

@@ -1,5 +1,6 @@
 //! The kinds of table as types: even values ([`Even`]), forced bounds
-//! ([`Forced`]), and the depths to conversion of even values ([`Depth`]).
+//! ([`Forced`]), and the depths to conversion that realize either
+//! ([`Depth`], [`Depth<Forced>`]).
 //!
 //! Code that reads or writes tables is generic over [`TableKind`], so a
 //! forced table can never be read where even values are expected: inside
@@ -8,6 +9,7 @@
 //! ([`crate::FormatError::WrongKind`]).
 
 use std::fmt::{Debug, Display};
+use std::marker::PhantomData;
 
 use mancala_core::{Bounds, Cycles, LevelIndex};
 use rayon::prelude::*;
@@ -21,7 +23,7 @@ mod sealed {
     pub trait Sealed {}
     impl Sealed for super::Even {}
     impl Sealed for super::Forced {}
-    impl Sealed for super::Depth {}
+    impl<V: super::Realized> Sealed for super::Depth<V> {}
 }
 
 /// What a kind of table stores of each position.
@@ -66,9 +68,6 @@ impl KindId {
             None => (name, Stores::Values),
         };
         let cycles = Cycles::from_name(cycles).map_err(|e| e.to_string())?;
-        if stores == Stores::Depths && cycles != Cycles::Even {
-            return Err(format!("unknown kind of table '{name}'"));
-        }
         Ok(KindId { cycles, stores })
     }
 
@@ -77,7 +76,7 @@ impl KindId {
     pub fn symbols_per_position(self) -> usize {
         match self.stores {
             Stores::Values => symbols_per_position(self.cycles),
-            Stores::Depths => Depth::WIDTH,
+            Stores::Depths => Depth::<Even>::WIDTH,
         }
     }
 }
@@ -254,16 +253,39 @@ impl TableKind for Forced {
     }
 }
 
-/// Depth tables of even values (`docs/RULES.md`, "Depth to conversion";
-/// `docs/FORMAT.md`, "Depth tables"): one symbol a position, which counts
-/// only where the mover is ahead. Everywhere else a reader derives the
-/// depth from the values (none where the value is 0, one ply of search
-/// where the mover is behind), so the writer stores there whatever codes
-/// cheapest. A depth of
-/// [`Depth::LONG_PLIES`] or more is stored as [`StoredDepth::Long`] and
-/// found in the header's list of long depths.
+/// Depth tables (`docs/RULES.md`, "Depth to conversion"; `docs/FORMAT.md`,
+/// "Depth tables") of the values of kind `V`: [`Depth`] (of [`Even`]
+/// values) or `Depth<Forced>`. One symbol a position, which counts only
+/// where the mover has something to realize: where he is ahead (even), or
+/// where his forced bound is not 0 (forced). Everywhere else a reader
+/// derives the depth from the values one ply deep ([`crate::depth_of`],
+/// [`crate::forced_depths_of`]), so the writer stores there whatever codes
+/// cheapest. A depth of [`Depth::LONG_PLIES`] or more is stored as
+/// [`StoredDepth::Long`] and found in the header's list of long depths.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Depth;
+pub struct Depth<V: Realized = Even>(PhantomData<V>);
+
+/// A kind of values depth tables are written for: [`Even`] or [`Forced`].
+pub trait Realized: TableKind {
+    /// Whether a depth table stores the depth of a position whose entry
+    /// starts with `symbols`: where its mover has a value to realize.
+    fn stores_depth(symbols: &[i8]) -> bool;
+}
+
+impl Realized for Even {
+    /// Where the mover is ahead.
+    fn stores_depth(symbols: &[i8]) -> bool {
+        crate::depth::stores_depth(symbols[0].into())
+    }
+}
+
+impl Realized for Forced {
+    /// Where the mover can force some stones (the first symbol is his
+    /// bound).
+    fn stores_depth(symbols: &[i8]) -> bool {
+        symbols[0] > 0
+    }
+}
 
 /// A position's depth to conversion, in plies: `None` where it has none
 /// (a position worth 0).
@@ -313,9 +335,9 @@ impl Depth {
     const LONG_SYMBOL: i8 = i8::MAX;
 }
 
-impl TableKind for Depth {
+impl<V: Realized> TableKind for Depth<V> {
     type Entry = StoredDepth;
-    const CYCLES: Cycles = Cycles::Even;
+    const CYCLES: Cycles = V::CYCLES;
     const STORES: Stores = Stores::Depths;
     const WIDTH: usize = 1;
 
@@ -329,7 +351,7 @@ impl TableKind for Depth {
 
     /// Every symbol a codec can give is a stored depth (−128 never is).
     fn decode(n: u32, symbols: &[i8]) -> Option<StoredDepth> {
-        (symbols[0] != i8::MIN).then(|| Depth::read(n, symbols))
+        (symbols[0] != i8::MIN).then(|| Self::read(n, symbols))
     }
 
     /// # Panics
@@ -350,10 +372,10 @@ impl TableKind for Depth {
     }
 
     fn complete(
-        table: &Table<Depth>,
+        table: &Table<Depth<V>>,
         symbols: &mut [i8],
         _order: Order,
-        _: &Levels<Depth>,
+        _: &Levels<Depth<V>>,
     ) -> Result<(), FormatError> {
         match symbols.par_iter().position_first(|&s| s == i8::MIN) {
             Some(at) => Err(table.corrupted(format!("an impossible depth stored for index {at}"))),

@@ -10,8 +10,9 @@
 //!   for ([`Full`], [`Compact`]), how a writer chooses them and a reader
 //!   gets the values back;
 //! - [`TableFile`] and [`Table`]: a mapped, validated file, typed by its
-//!   kind ([`Even`], [`Forced`], [`Depth`]), and [`depth_of`]: a position's
-//!   depth from a depth table and the values;
+//!   kind ([`Even`], [`Forced`], [`Depth`]), and [`depth_of`] and
+//!   [`forced_depths_of`]: a position's depth from a depth table and the
+//!   values;
 //! - [`EncodedTable`]: coding a level and writing it to any
 //!   [`std::io::Write`], or atomically to a file;
 //! - [`Levels`] and [`Scratch`]: decoded levels held for random access,
@@ -41,7 +42,7 @@ pub use codec::{
     lower_free_values, Contexts, DecodeError, Decoder, Model, ModelCounts, StoredModel, Uniform,
     MAX_SYMBOLS, PROB_BITS, PROB_SCALE,
 };
-pub use depth::{depth_of, stores_depth};
+pub use depth::{depth_of, forced_depths_of, stores_depth, ForcedDepths};
 pub use encoding::{
     free_entries, unreachable_by_moves, ChosenEntries, Compact, ContextModel, Encoding,
     EntryReader, Full, MoverContexts, Restoring, SolvedValues, ValueEncoding, Window, MOVER_CAP,
@@ -53,7 +54,8 @@ pub use header::{
 };
 pub use huge_pages::filled_on_huge_pages;
 pub use kind::{
-    symbols_per_position, Depth, Even, Forced, KindId, Plies, StoredDepth, Stores, TableKind,
+    symbols_per_position, Depth, Even, Forced, KindId, Plies, Realized, StoredDepth, Stores,
+    TableKind,
 };
 pub use layout::{
     depth_file_name, depth_path, dir_name, level_file_name, level_files, level_path,

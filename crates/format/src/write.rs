@@ -383,26 +383,26 @@ mod tests {
             .collect();
         let mut symbols = vec![0i8; positions];
         for (entry, out) in stored.iter().zip(symbols.chunks_mut(1)) {
-            Depth::encode(level, *entry, out);
+            Depth::<Even>::encode(level, *entry, out);
         }
         let long: Vec<(u64, u16)> = (0..positions as u64)
             .step_by(7)
             .map(|at| (at, Depth::LONG_PLIES + (at % 3) as u16 * 1000))
             .collect();
-        let header = Header::for_depths(&rules, level, &symbols, long.clone(), 16);
+        let header = Header::for_depths::<Even>(&rules, level, &symbols, long.clone(), 16);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("depth-009.mtb");
         write_level(&header, &symbols, &path).unwrap();
 
         let table = Table::<Depth>::open(&path, None).unwrap();
-        assert_eq!(table.header().kind(), Depth::id());
+        assert_eq!(table.header().kind(), Depth::<Even>::id());
         assert_eq!(table.header().long_depths, long);
         assert_eq!(table.header().long_depth(7), Some(Depth::LONG_PLIES + 1000));
         assert_eq!(table.header().long_depth(8), None);
         let read = table.decode_entries(&Levels::new()).unwrap();
         let read: Vec<StoredDepth> = read
             .chunks(1)
-            .map(|symbol| Depth::decode(level, symbol).unwrap())
+            .map(|symbol| Depth::<Even>::decode(level, symbol).unwrap())
             .collect();
         assert_eq!(read, stored);
 
@@ -411,7 +411,7 @@ mod tests {
         unordered.swap(0, 1);
         let bad = dir.path().join("depth-bad.mtb");
         write_level(
-            &Header::for_depths(&rules, level, &symbols, unordered, 16),
+            &Header::for_depths::<Even>(&rules, level, &symbols, unordered, 16),
             &symbols,
             &bad,
         )
@@ -424,7 +424,7 @@ mod tests {
         let wrong = Table::<Even>::open(&path, None).err();
         assert!(
             matches!(wrong, Some(FormatError::WrongKind { expected, found, .. })
-                if expected == Even::id() && found == Depth::id()),
+                if expected == Even::id() && found == Depth::<Even>::id()),
             "a depth table opened as values: {wrong:?}"
         );
         let values: Vec<i8> = (0..positions).map(|i| (i % 5) as i8 - 2).collect();

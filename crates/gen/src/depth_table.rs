@@ -1,19 +1,20 @@
 //! A level's depth table as a writer makes it (`docs/FORMAT.md`, "Depth
-//! tables"), from its depths and values: the same symbols however the
+//! tables"), from its depths and values (or bounds): the same symbols however the
 //! level was cut (in chunks, across ranks), since each block's free
 //! positions are filled from its own start.
 
-use mancala_format::{stores_depth, Depth, StoredDepth, TableKind};
+use mancala_format::{Depth, Realized, StoredDepth, TableKind};
 
 use crate::error::BuildError;
 
 /// The symbols of the positions from level index `first` (which starts a
 /// block of `block_size`) of level `n`, whose depths are `plies`
-/// ([`crate::kernel::NO_DEPTH`] where none) and values `values`, into
-/// `out`; returns the long depths among them. A position whose mover is
-/// ahead stores its depth; every other one repeats the symbol before it in
-/// its block, which the order-1 model codes in next to no bits.
-pub(crate) fn depth_symbols(
+/// ([`crate::kernel::NO_DEPTH`] where none) and entries of kind `V`
+/// `values`, into `out`; returns the long depths among them. A position
+/// whose mover has a value to realize ([`Realized::stores_depth`]) stores
+/// its depth; every other one repeats the symbol before it in its block,
+/// which the order-1 model codes in next to no bits.
+pub(crate) fn depth_symbols<V: Realized>(
     n: u32,
     first: u64,
     block_size: u32,
@@ -24,12 +25,13 @@ pub(crate) fn depth_symbols(
     debug_assert_eq!(first % u64::from(block_size), 0, "a share starts a block");
     let mut long = Vec::new();
     let mut last = [0i8];
-    for (k, ((&plies, &value), out)) in plies.iter().zip(values).zip(out).enumerate() {
+    let entries = values.chunks_exact(V::WIDTH);
+    for (k, ((&plies, entry), out)) in plies.iter().zip(entries).zip(out).enumerate() {
         let at = first + k as u64;
         if at.is_multiple_of(u64::from(block_size)) {
-            Depth::encode(n, StoredDepth::Plies(0), &mut last);
+            Depth::<V>::encode(n, StoredDepth::Plies(0), &mut last);
         }
-        if stores_depth(value.into()) {
+        if V::stores_depth(entry) {
             if plies > Depth::MAX_PLIES {
                 return Err(BuildError::DepthTooLong {
                     plies: plies.into(),
@@ -41,7 +43,7 @@ pub(crate) fn depth_symbols(
             } else {
                 StoredDepth::Plies(plies)
             };
-            Depth::encode(n, stored, &mut last);
+            Depth::<V>::encode(n, stored, &mut last);
         }
         *out = last[0];
     }

@@ -86,10 +86,6 @@ pub enum BuildError {
         /// What was found wrong with it.
         why: String,
     },
-    /// Depth tables were asked for forced bounds: they are written for
-    /// even values only.
-    #[error("depth tables are written for even values only, not for forced bounds")]
-    DepthsOfForcedBounds,
     /// A depth to conversion is longer than a depth table can hold.
     #[error("a depth to conversion of {plies} plies, more than depth tables hold")]
     DepthTooLong {

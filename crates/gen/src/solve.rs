@@ -10,11 +10,11 @@
 use std::sync::atomic::{AtomicI8, AtomicU8};
 
 use mancala_core::{Move, Rules};
-use mancala_format::{filled_on_huge_pages, Encoding, Header, TableKind};
+use mancala_format::{filled_on_huge_pages, Encoding, Header, Realized};
 use memmap2::MmapMut;
 
 /// A kind of table as the generator solves it.
-pub trait Solve: TableKind {
+pub trait Solve: Realized {
     /// What the forward pass learns of a position's moves that leave its
     /// level (or of a terminal position), from the lower levels.
     type Exits: Copy + Send + Sync;

@@ -43,4 +43,4 @@ pub use tablebase::{conversion_rank, Tablebase, DEFAULT_CACHE_BYTES};
 pub use mancala_core::{
     Bounds, Cycles, Move, MoveBounds, MoveValue, Position, Rules, Successors, Variant, Verdict,
 };
-pub use mancala_format::{Access, Depth, Even, Forced, FormatError, TableKind};
+pub use mancala_format::{Access, Depth, Even, Forced, FormatError, Realized, TableKind};

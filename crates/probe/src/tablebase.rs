@@ -10,8 +10,9 @@ use mancala_core::{
     MAX_PITS,
 };
 use mancala_format::{
-    depth_of, depth_path, levels_available, table_path, tables_dir, Access, Depth, EntryReader,
-    Even, Forced, FormatError, StoredDepth, Stores, Table, TableId, TableKind, Window,
+    depth_of, depth_path, forced_depths_of, levels_available, table_path, tables_dir, Access,
+    Depth, EntryReader, Even, Forced, FormatError, Realized, StoredDepth, Stores, Table, TableId,
+    TableKind, Window,
 };
 
 use crate::cache::BlockCache;
@@ -328,12 +329,49 @@ impl Tablebase<Depth> {
         }
         Ok(self.depth(values, &m.child)?.map(|d| d + 1))
     }
+}
 
-    /// The depth the table stores for `pos`, a position whose mover is
-    /// ahead: its symbol, or its entry in the header's list of long ones.
+impl Tablebase<Depth<Forced>> {
+    /// The depth to conversion of `pos`'s mover's forced bound
+    /// (`docs/RULES.md`), in plies: within how many he is sure to have
+    /// realized it, whatever his opponent plays. `None` where his bound is
+    /// 0. `bounds` are the forced tables of the same rule set.
+    pub fn depth(&self, bounds: &Tablebase<Forced>, pos: &Position) -> Result<Option<u16>> {
+        self.check(pos)?;
+        Ok(match bounds.bounds(pos)?.mover {
+            0 => None,
+            _ => Some(self.stored_depth(pos)?),
+        })
+    }
+
+    /// The plies within which move `m` of a position these tables hold
+    /// realizes what it makes sure of for its mover: 1 if it leaves the
+    /// level, else one more than the child's depth for its opponent's
+    /// bound (read from the grandchildren, [`forced_depths_of`]); `None`
+    /// where the move makes sure of nothing.
+    pub fn move_depth(&self, bounds: &Tablebase<Forced>, m: &Move) -> Result<Option<u16>> {
+        if m.leaves_level() {
+            return Ok(Some(1));
+        }
+        self.check(&m.child)?;
+        let depths = forced_depths_of(
+            &self.rules,
+            &m.child,
+            bounds.bounds(&m.child)?,
+            |grandchild| bounds.bounds(grandchild),
+            |pos| self.stored_depth(pos),
+        )?;
+        Ok(depths.opponent.map(|d| d + 1))
+    }
+}
+
+impl<V: Realized> Tablebase<Depth<V>> {
+    /// The depth the table stores for `pos`, a position whose mover has a
+    /// value to realize: its symbol, or its entry in the header's list of
+    /// long ones.
     fn stored_depth(&self, pos: &Position) -> Result<u16> {
         let n = pos.stones();
-        match Depth::read(n, &self.symbols_of(pos)?) {
+        match Depth::<V>::read(n, &self.symbols_of(pos)?) {
             StoredDepth::Plies(plies) => Ok(plies),
             StoredDepth::Long => self
                 .level(n)?

@@ -24,9 +24,9 @@ use std::sync::Arc;
 
 use mancala_core::{Bounds, LevelIndex, Move, Position, Rules, MAX_PITS};
 use mancala_format::{
-    depth_of, depth_path, dir_name, flip_gathered_bytes, histogram, level_path, levels_available,
-    tables_dir, Depth, Even, Forced, FormatError, Levels, Plies, Scratch, StoredDepth, Table,
-    TableId, TableKind, MAPPED_MIN_POSITIONS,
+    depth_of, depth_path, dir_name, flip_gathered_bytes, forced_depths_of, histogram, level_path,
+    levels_available, tables_dir, Depth, Even, Forced, FormatError, Levels, Plies, Realized,
+    Scratch, StoredDepth, Table, TableId, TableKind, MAPPED_MIN_POSITIONS,
 };
 use rayon::prelude::*;
 
@@ -151,19 +151,79 @@ impl Recompute for Even {
         n: u32,
         levels: &Levels<Even>,
     ) -> Result<Option<DepthCheck>, VerifyError> {
-        let path = depth_path(dir, n);
-        if !path.exists() {
+        let Some((table, stored)) = depth_table::<Even>(rules, dir, n)? else {
             return Ok(None);
-        }
-        let expected = TableId {
-            rules: *rules,
-            level: n,
         };
-        let table = Table::<Depth>::open(&path, Some(expected))?;
-        table.check_file_checksum()?;
-        let stored = table.decode_entries(&Levels::new())?;
         Ok(Some(depth_mismatches(rules, n, levels, &table, &stored)))
     }
+}
+
+/// Level `n`'s depth table of values of kind `V` in `dir` and its decoded
+/// symbols, checksums checked, if there is one.
+#[allow(clippy::type_complexity)]
+fn depth_table<V: Realized>(
+    rules: &Rules,
+    dir: &Path,
+    n: u32,
+) -> Result<Option<(Table<Depth<V>>, Vec<i8>)>, VerifyError> {
+    let path = depth_path(dir, n);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let expected = TableId {
+        rules: *rules,
+        level: n,
+    };
+    let table = Table::<Depth<V>>::open(&path, Some(expected))?;
+    table.check_file_checksum()?;
+    let stored = table.decode_entries(&Levels::new())?;
+    Ok(Some((table, stored)))
+}
+
+/// The depth `table` (whose symbols are `stored`) stores for the position
+/// at index `at`: its symbol, or its entry in the list of long ones.
+fn stored_depth<V: Realized>(
+    table: &Table<Depth<V>>,
+    stored: &[i8],
+    at: u64,
+) -> Result<u16, FormatError> {
+    let n = table.header().level;
+    match Depth::<V>::read(n, &stored[at as usize..=at as usize]) {
+        StoredDepth::Plies(plies) => Ok(plies),
+        StoredDepth::Long => table.long_depth(at),
+    }
+}
+
+/// Compares, at every position of level `n`, the table's depth with the
+/// definition's (`depths` gives both) and counts the mismatches.
+fn check_depth_level(
+    rules: &Rules,
+    n: u32,
+    depths: impl Fn(&Position) -> (Plies, Plies) + Sync,
+) -> DepthCheck {
+    let index = LevelIndex::new(rules.pits(), n);
+    const CHUNK: u64 = 1 << 14;
+    (0..index.count().div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|chunk| {
+            let first = chunk * CHUNK;
+            let mut check = DepthCheck::default();
+            let count = CHUNK.min(index.count() - first);
+            for pos in index.positions_from(first).take(count as usize) {
+                let (stored, wanted) = depths(&pos);
+                check.longest = check.longest.max(stored.0);
+                if stored != wanted {
+                    check.mismatches += 1;
+                    check.first_mismatch.get_or_insert((pos, stored, wanted));
+                }
+            }
+            check
+        })
+        .reduce(DepthCheck::default, |a, b| DepthCheck {
+            mismatches: a.mismatches + b.mismatches,
+            first_mismatch: a.first_mismatch.or(b.first_mismatch),
+            longest: a.longest.max(b.longest),
+        })
 }
 
 /// Checks every depth of level `n` that `table` (whose symbols are
@@ -182,13 +242,7 @@ fn depth_mismatches(
 ) -> DepthCheck {
     let index = LevelIndex::new(rules.pits(), n);
     let value_of = |pos: &Position| i32::from(levels.entry(pos));
-    let stored_of = |pos: &Position| -> Result<u16, FormatError> {
-        let at = index.rank(pos);
-        match Depth::read(n, &stored[at as usize..=at as usize]) {
-            StoredDepth::Plies(plies) => Ok(plies),
-            StoredDepth::Long => table.long_depth(at),
-        }
-    };
+    let stored_of = |pos: &Position| stored_depth(table, stored, index.rank(pos));
     // The table's depth of a position; a long depth missing from the list
     // is none, which no position worth other than 0 has.
     let depth_at = |pos: &Position| -> Plies {
@@ -222,35 +276,71 @@ fn depth_mismatches(
         };
         Plies(plies.and_then(|p| u16::try_from(p).ok()))
     };
-    const CHUNK: u64 = 1 << 14;
-    (0..index.count().div_ceil(CHUNK))
-        .into_par_iter()
-        .map(|chunk| {
-            let first = chunk * CHUNK;
-            let mut check = DepthCheck::default();
-            let count = CHUNK.min(index.count() - first);
-            for pos in index.positions_from(first).take(count as usize) {
-                let stored = depth_at(&pos);
-                // Where the mover is behind the table's depth is the
-                // definition over its children's table depths already
-                // (`depth_of`); the check is where depths are stored.
-                let wanted = match value_of(&pos) < 0 {
-                    true => stored,
-                    false => expected(&pos),
-                };
-                check.longest = check.longest.max(stored.0);
-                if stored != wanted {
-                    check.mismatches += 1;
-                    check.first_mismatch.get_or_insert((pos, stored, wanted));
-                }
+    check_depth_level(rules, n, |pos| {
+        let stored = depth_at(pos);
+        // Where the mover is behind the table's depth is the definition
+        // over its children's table depths already (`depth_of`); the check
+        // is where depths are stored.
+        let wanted = match value_of(pos) < 0 {
+            true => stored,
+            false => expected(pos),
+        };
+        (stored, wanted)
+    })
+}
+
+/// [`depth_mismatches`] of a depth table of forced bounds: where the
+/// mover's bound is not 0, his stored depth against the definition's: 0
+/// at a terminal position, else the least, over the moves that keep his
+/// bound, of 1 for one that leaves the level and one more than the
+/// child's depth for his opponent's bound there (read from the
+/// grandchildren's stored depths, `forced_depths_of`) for another.
+fn forced_depth_mismatches(
+    rules: &Rules,
+    n: u32,
+    levels: &Levels<Forced>,
+    table: &Table<Depth<Forced>>,
+    stored: &[i8],
+) -> DepthCheck {
+    let index = LevelIndex::new(rules.pits(), n);
+    let bounds_of = |pos: &Position| -> Result<Bounds, FormatError> { Ok(levels.entry(pos)) };
+    let stored_of = |pos: &Position| stored_depth(table, stored, index.rank(pos));
+    let depths_at = |pos: &Position| {
+        forced_depths_of(rules, pos, levels.entry(pos), bounds_of, stored_of).unwrap_or(
+            mancala_format::ForcedDepths {
+                mover: None,
+                opponent: None,
+            },
+        )
+    };
+    check_depth_level(rules, n, |pos| {
+        let bounds = levels.entry(pos);
+        let stored = Plies(depths_at(pos).mover);
+        if bounds.mover == 0 {
+            return (stored, Plies(None));
+        }
+        let mut least: Option<u32> = None;
+        let terminal = rules.for_each_move(pos, |m| {
+            if Bounds::after_move(m, levels.entry(&m.child)).mover != bounds.mover {
+                return;
             }
-            check
-        })
-        .reduce(DepthCheck::default, |a, b| DepthCheck {
-            mismatches: a.mismatches + b.mismatches,
-            first_mismatch: a.first_mismatch.or(b.first_mismatch),
-            longest: a.longest.max(b.longest),
-        })
+            let plies = if m.leaves_level() {
+                1
+            } else {
+                // A child without a depth where it must have one: no depth
+                // is consistent.
+                depths_at(&m.child)
+                    .opponent
+                    .map_or(u32::MAX, |d| u32::from(d) + 1)
+            };
+            least = Some(least.map_or(plies, |l| l.min(plies)));
+        });
+        let wanted = match terminal {
+            Some(_) => Some(0),
+            None => least.and_then(|p| u16::try_from(p).ok()),
+        };
+        (stored, Plies(wanted))
+    })
 }
 
 impl Recompute for Forced {
@@ -269,6 +359,20 @@ impl Recompute for Forced {
 
     fn terminal(stones: u32, value: i32) -> Bounds {
         Bounds::terminal(stones, value)
+    }
+
+    fn check_depths(
+        rules: &Rules,
+        dir: &Path,
+        n: u32,
+        levels: &Levels<Forced>,
+    ) -> Result<Option<DepthCheck>, VerifyError> {
+        let Some((table, stored)) = depth_table::<Forced>(rules, dir, n)? else {
+            return Ok(None);
+        };
+        Ok(Some(forced_depth_mismatches(
+            rules, n, levels, &table, &stored,
+        )))
     }
 }
 

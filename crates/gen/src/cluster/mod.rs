@@ -48,8 +48,8 @@ use crate::error::BuildError;
 use crate::kernel::Depths;
 use crate::lock;
 use crate::pipeline::{
-    build_levels, keeping_block_size, level_report, prepare, reused_report, survey, wants_depths,
-    BuildObserver, BuildOptions, LevelReport, MemoryMode, Site,
+    build_levels, keeping_block_size, level_report, prepare, reused_report, survey, BuildObserver,
+    BuildOptions, LevelReport, MemoryMode, Site,
 };
 use crate::solve::Solve;
 use crate::usage::Metering;
@@ -377,7 +377,7 @@ fn read_share<K: Solve>(
 /// Writes level `n`'s depth table across the ranks from this rank's
 /// `depths` and values (`symbols`), to `path` with temporary files named
 /// after `writer`.
-fn write_depths(
+fn write_depths<K: Solve>(
     transport: &impl Transport,
     options: &BuildOptions,
     n: u32,
@@ -388,7 +388,7 @@ fn write_depths(
     let first = depths.first();
     let plies = depths.into_plies();
     let mut out = vec![0i8; plies.len()];
-    let long = depth_symbols(n, first, options.block_size(), &plies, symbols, &mut out);
+    let long = depth_symbols::<K>(n, first, options.block_size(), &plies, symbols, &mut out);
     let long = agree(transport, long)?;
     let share = LevelShare {
         path,
@@ -396,7 +396,7 @@ fn write_depths(
         first,
         symbols: &out,
     };
-    write_depths_across(
+    write_depths_across::<K>(
         transport,
         &options.rules,
         n,
@@ -446,7 +446,9 @@ fn solve_and_write<K: Solve>(
     };
     // Depths come out of the threshold rounds, which a level of a rule
     // set that cannot cycle then takes too.
-    let depths = wants_depths::<K>(options).then(|| Depths::new(range.start, owned as usize));
+    let depths = options
+        .depths
+        .then(|| Depths::for_kind::<K>(range.start, owned as usize));
     let symbols = if options.rules.variant().can_cycle() || depths.is_some() {
         across.solve(depths.as_ref())?
     } else {
@@ -454,7 +456,7 @@ fn solve_and_write<K: Solve>(
     };
     if let Some(depths) = depths {
         let depth_path = depth_path(path.parent().expect("a level file is in a directory"), n);
-        write_depths(
+        write_depths::<K>(
             transport,
             options,
             n,

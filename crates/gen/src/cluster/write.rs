@@ -53,7 +53,7 @@ pub(crate) fn write_across<K: Solve>(
 /// Writes the depth table of level `n` (`docs/FORMAT.md`, "Depth
 /// tables"); every rank calls it with its share of the symbols and of the
 /// long depths.
-pub(crate) fn write_depths_across(
+pub(crate) fn write_depths_across<K: Solve>(
     transport: &impl Transport,
     rules: &mancala_core::Rules,
     n: u32,
@@ -77,7 +77,7 @@ pub(crate) fn write_depths_across(
         .collect();
     let long = listable(n, long);
     let long = agree(transport, long)?;
-    let header = Header::for_depth_counts(rules, n, block_size, &counts, long);
+    let header = Header::for_depth_counts::<K>(rules, n, block_size, &counts, long);
     write_with_header(transport, header, share)?;
     Ok(())
 }

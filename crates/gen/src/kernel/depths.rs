@@ -2,12 +2,17 @@
 //! threshold propagation finds it: the round of its threshold at which a
 //! position joins its set. The terminal positions a threshold seeds are
 //! round 0, the positions that convert at once round 1, and a position
-//! that joins from a frontier of round `r` is round `r + 1`; each position
-//! joins a set once, at the threshold of its value, so it is given one
-//! depth.
+//! that joins from a frontier of round `r` is round `r + 1`. Under even
+//! values a position joins one set once, at the threshold of its value, so
+//! it is given one depth. Under forced bounds it may join both, at the
+//! thresholds of its two bounds: the first set's round is the mover's
+//! depth, which is kept, and the second's the opponent's, which a depth
+//! table does not store ([`Depths::records_second_set`]).
 
 use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
 
+use mancala_core::Cycles;
+use mancala_format::TableKind;
 use rayon::prelude::*;
 
 /// The depth of a position that has none (worth 0, or not solved yet).
@@ -18,19 +23,41 @@ pub const NO_DEPTH: u16 = u16::MAX;
 pub struct Depths {
     /// The level index of the first position.
     first: u64,
+    /// Whether joining the second set gives a depth too.
+    second_set: bool,
     plies: Vec<AtomicU16>,
 }
 
 impl Depths {
-    /// No depth yet for the `count` positions from level index `first`.
+    /// No depth yet for the `count` positions from level index `first`, of
+    /// even values: both sets' members are given depths.
     pub fn new(first: u64, count: usize) -> Depths {
         Depths {
             first,
+            second_set: true,
             plies: (0..count)
                 .into_par_iter()
                 .map(|_| AtomicU16::new(NO_DEPTH))
                 .collect(),
         }
+    }
+
+    /// [`Depths::new`] for tables of kind `K`: of forced bounds, only the
+    /// first set's members (the mover's bound) are given depths.
+    pub fn for_kind<K: TableKind>(first: u64, count: usize) -> Depths {
+        Depths {
+            second_set: K::CYCLES == Cycles::Even,
+            ..Depths::new(first, count)
+        }
+    }
+
+    /// Whether a position that joins the second set is given its round as
+    /// its depth: under even values (its mover is behind, and the tests
+    /// check that depth too); not under forced bounds, where the position
+    /// joins the first set as well, at its mover's bound, whose depth is
+    /// the one kept.
+    pub(crate) fn records_second_set(&self) -> bool {
+        self.second_set
     }
 
     /// Positions `members` (level indices) join their set in round 0 or

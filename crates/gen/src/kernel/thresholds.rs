@@ -105,6 +105,7 @@ fn by_round(
         (ledger.frontier(), ledger.frontier()),
     ];
     for (seeds, second) in [(firsts, false), (seconds, true)] {
+        let recorded = !second || depths.records_second_set();
         let piece = piece_len(1 << 20, seeds.len(), 64) as usize;
         seeds.drain(piece, |members| {
             let terminal: Vec<bool> = members
@@ -121,7 +122,9 @@ fn by_round(
                     .filter(|&(_, &terminal)| terminal == (round == 0))
                     .map(|(&at, _)| at)
                     .collect();
-                depths.record(&joins, round as u32);
+                if recorded {
+                    depths.record(&joins, round as u32);
+                }
                 let frontier = if second {
                     &mut frontiers.1
                 } else {
@@ -152,9 +155,11 @@ fn propagate(
     while exchange.most(firsts.len() + seconds.len() + later_len(&later)) > 0 {
         // A parent that joins now is one round further than its child;
         // its depth is written as it joins, while its state is in cache.
-        let joined = |at: usize, joins: bool| {
+        let joined = |at: usize, joins: bool, second: bool| {
             if let (true, Some(depths)) = (joins, ledger.depths()) {
-                depths.record_local(at, round + 1);
+                if !second || depths.records_second_set() {
+                    depths.record_local(at, round + 1);
+                }
             }
             joins
         };
@@ -165,11 +170,11 @@ fn propagate(
             ledger,
             firsts,
             &mut new_seconds,
-            |at, edges| joined(at, ledger.parent_of_first(t, at, edges)),
+            |at, edges| joined(at, ledger.parent_of_first(t, at, edges), true),
         )?;
         let mut new_firsts = ledger.frontier();
         visit_parents(part, exchange, ledger, seconds, &mut new_firsts, |at, _| {
-            joined(at, ledger.parent_of_second(t, at))
+            joined(at, ledger.parent_of_second(t, at), false)
         })?;
         if let Some((later_firsts, later_seconds)) = later.take() {
             new_firsts.append(later_firsts)?;

@@ -462,9 +462,9 @@ fn present_tables<K: Solve>(
             None => valid_table(&options.rules, dir, n)?,
         };
         // A level whose depths are asked for and missing is solved again.
-        let depths_missing = wants_depths::<K>(options)
+        let depths_missing = options.depths
             && table.is_some()
-            && valid_table::<Depth>(&options.rules, dir, n)?.is_none();
+            && valid_table::<Depth<K>>(&options.rules, dir, n)?.is_none();
         present.push(table.filter(|_| !depths_missing));
     }
     let asked = (
@@ -565,7 +565,9 @@ fn build_level<K: Solve>(
     }
     let resumed =
         |done: u64| resumed_by_earlier_run(done.saturating_sub(first_part_done.load(Relaxed)));
-    let depths = wants_depths::<K>(options).then(|| Depths::new(0, positions as usize));
+    let depths = options
+        .depths
+        .then(|| Depths::for_kind::<K>(0, positions as usize));
     let mut job = level_job(
         options,
         n,
@@ -576,7 +578,7 @@ fn build_level<K: Solve>(
     job.depths = depths.as_ref();
     let solution = (solver.solve)(&job)?;
     if let Some(depths) = depths {
-        store_depths(
+        store_depths::<K>(
             options,
             dir,
             n,
@@ -683,15 +685,10 @@ fn store<K: Solve>(
     Ok((header, bytes))
 }
 
-/// Whether the build writes depth tables beside its tables of kind `K`.
-pub(crate) fn wants_depths<K: Solve>(options: &BuildOptions) -> bool {
-    options.depths && K::CYCLES == Cycles::Even
-}
-
 /// Writes level `n`'s depth table from every position's depth in index
-/// order ([`crate::kernel::NO_DEPTH`] where it has none) and its `values`
-/// ([`depth_symbols`]).
-fn store_depths(
+/// order ([`crate::kernel::NO_DEPTH`] where it has none) and its entries
+/// of kind `K`, `values` ([`depth_symbols`]).
+fn store_depths<K: Solve>(
     options: &BuildOptions,
     dir: &Path,
     n: u32,
@@ -704,14 +701,18 @@ fn store_depths(
     let mut symbols = vec![0i8; plies.len()];
     let long: Vec<Vec<(u64, u16)>> = symbols
         .par_chunks_mut(piece)
-        .zip(plies.par_chunks(piece).zip(values.par_chunks(piece)))
+        .zip(
+            plies
+                .par_chunks(piece)
+                .zip(values.par_chunks(piece * K::WIDTH)),
+        )
         .enumerate()
         .map(|(k, (out, (plies, values)))| {
-            depth_symbols(n, (k * piece) as u64, block_size, plies, values, out)
+            depth_symbols::<K>(n, (k * piece) as u64, block_size, plies, values, out)
         })
         .collect::<Result<_, _>>()?;
     let long = listable(n, long.into_iter().flatten().collect())?;
-    let header = Header::for_depths(&options.rules, n, &symbols, long, block_size);
+    let header = Header::for_depths::<K>(&options.rules, n, &symbols, long, block_size);
     write_level(&header, &symbols, &depth_path(dir, n))?;
     Ok(())
 }

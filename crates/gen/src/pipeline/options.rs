@@ -149,9 +149,6 @@ impl BuildOptions {
     /// before it writes anything (the tables' directory, or a path above
     /// it, must not be a file).
     pub fn validate(&self) -> Result<(), BuildError> {
-        if self.depths && self.cycles != Cycles::Even {
-            return Err(BuildError::DepthsOfForcedBounds);
-        }
         if self.max_stones > MAX_LEVEL {
             return Err(BuildError::TooManyStones {
                 stones: self.max_stones,

@@ -457,11 +457,13 @@ fn verify_fails_a_depth_table_with_one_depth_changed() {
         .decode_all()
         .unwrap();
     let changed = (0..symbols.len())
-        .find(|&at| values[at] > 0 && Depth::read(max, &symbols[at..=at]) == StoredDepth::Plies(7))
+        .find(|&at| {
+            values[at] > 0 && Depth::<Even>::read(max, &symbols[at..=at]) == StoredDepth::Plies(7)
+        })
         .unwrap();
-    Depth::encode(max, StoredDepth::Plies(8), &mut symbols[changed..=changed]);
+    Depth::<Even>::encode(max, StoredDepth::Plies(8), &mut symbols[changed..=changed]);
     let long = table.header().long_depths.clone();
-    let header = Header::for_depths(&rules, max, &symbols, long, options.block_size());
+    let header = Header::for_depths::<Even>(&rules, max, &symbols, long, options.block_size());
     write_level(&header, &symbols, &path).unwrap();
     let checks = verify::<Even>(dir.path(), &rules, max, None, scratch.path(), |_| {}).unwrap();
     let check = &checks[0];

@@ -6,6 +6,7 @@ mod cluster;
 mod depths;
 mod exchange;
 mod forced;
+mod forced_depths;
 mod golden;
 mod lean;
 mod reference;
