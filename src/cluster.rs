@@ -1,5 +1,5 @@
 //! `build` as one rank of an MPI job: `mpirun -np R mancala-tb build …`
-//! (README, "Running on a cluster"). Needs the binary built with the `mpi`
+//! (`docs/guide/cluster.md`). Needs the binary built with the `mpi`
 //! feature; without it, a build launched by `mpirun` stops with a message
 //! rather than have every rank build the same tables on its own.
 

@@ -1,7 +1,7 @@
 //! The `mancala_tb` Python module: the tables, the rules and the perfect
 //! player of mancala-tb, for Python callers (training sets, agents,
 //! analysis). Built with maturin from `python/pyproject.toml`; the API is
-//! documented in `python/mancala_tb/__init__.pyi` and README's "Python" section.
+//! documented in `python/mancala_tb/__init__.pyi` and `docs/guide/python.md`.
 //!
 //! - `rules.rs`: `Rules`, `Position`, `Move`: the rules without tables;
 //! - `tablebase.rs`: `open_tablebase` and `Tablebase`: single probes;

@@ -60,7 +60,7 @@ pub struct BuildArgs {
     /// How even tables store values: `full` (every value; fastest probes
     /// and batches) or `compact` (values a search of a few moves restores
     /// at probe time are left out: much smaller files, slower probes;
-    /// README's "Performance" has the figures).
+    /// docs/guide/performance.md has the figures).
     #[arg(long, default_value = "full", value_parser = parse_encoding)]
     encoding: Encoding,
     /// Positions per compressed block (default: what the tables already

@@ -1,6 +1,6 @@
-//! The fault-injection suite (issue 46): the promises of the README's
-//! "Reliability" section tried against the faults that break programs,
-//! each case counted. Builds are killed with SIGKILL (or stopped by a
+//! The fault-injection suite (issue 46): the promises of the guide's
+//! "Reliability guarantees" (`docs/guide/reliability.md`) tried against
+//! the faults that break programs, each case counted. Builds are killed with SIGKILL (or stopped by a
 //! signal) at points read from their own progress lines in every solving
 //! mode; table files are damaged, swapped and replaced by things that are
 //! not files; builds run out of room; hostile clients attack the server;
@@ -145,7 +145,7 @@ fn exits_cleanly(out: &Output, codes: &[i32]) -> Outcome {
     })
 }
 
-/// A refusal as the README promises it: exit code `code`, no panic, and
+/// A refusal as the guide promises it: exit code `code`, no panic, and
 /// exactly one non-empty line on stderr, `mancala-tb: …`, of at most 400
 /// bytes (the input it is about is cut to 60 characters).
 fn refused(out: &Output, code: i32) -> Outcome {

@@ -19,7 +19,7 @@ use serde_json::{json, Value as Json};
 
 use crate::Served;
 
-/// Most positions in one batch (README, "HTTP server").
+/// Most positions in one batch (`docs/guide/http.md`).
 const MAX_BATCH: usize = 10_000;
 /// Largest request body, in bytes.
 const MAX_BODY: usize = 1 << 20;

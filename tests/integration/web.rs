@@ -8,7 +8,7 @@
 //! them). Without them the test is skipped with a notice on stderr that
 //! says how to install them, unless `MANCALA_TB_REQUIRE_BROWSER=1` (set by
 //! `.ci/run`), which makes their absence a failure. With
-//! `MANCALA_TB_SCREENSHOT=1` it writes the README's screenshots of the
+//! `MANCALA_TB_SCREENSHOT=1` it writes the guide's screenshots of the
 //! analysis (`docs/analysis.png`) and of the Tables view
 //! (`docs/tables.png`).
 
@@ -383,7 +383,7 @@ fn worst_move(analysis: &Json) -> String {
 }
 
 /// With `MANCALA_TB_SCREENSHOT=1`, writes the page as it is to `file`
-/// (relative to the repository) for the README, in a window tall enough
+/// (relative to the repository) for the guide, in a window tall enough
 /// for the board and its graph.
 async fn screenshot(client: &Client, file: &str) {
     if !std::env::var(SCREENSHOT).is_ok_and(|v| v == "1") {

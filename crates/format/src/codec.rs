@@ -3,12 +3,12 @@
 //! Values of neighbouring positions in index order are strongly correlated
 //! (neighbours differ by one stone moved between the mover's first pits), so
 //! each value is coded with the distribution of values that follow the
-//! previous one (README's "Table size" gives the entropies measured; on
-//! small blocks general-purpose compressors do worse than this model's
-//! order 0). rANS codes each value in its information content, and decoding
-//! one is a table lookup, a multiply and an occasional byte read, with no
-//! per-block setup: a probe decodes from the start of its block to its
-//! value and no further.
+//! previous one (`docs/SOLVER.md`, "Table size", gives the entropies
+//! measured; on small blocks general-purpose compressors do worse than
+//! this model's order 0). rANS codes each value in its information
+//! content, and decoding one is a table lookup, a multiply and an
+//! occasional byte read, with no per-block setup: a probe decodes from the
+//! start of its block to its value and no further.
 //!
 //! Per level the model is fitted once ([`Model::fit`], or from
 //! [`ModelCounts`] that workers summed): for each context

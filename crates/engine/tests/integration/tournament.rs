@@ -127,7 +127,7 @@ fn a_third_repetition_is_scored_by_the_repetition_rule() {
     let rules = Rules::new(Variant::Oware, 6).unwrap();
     let (_dir, tb) = forced_tables(rules, 4);
     let player = TournamentPlayer::new(&tb);
-    // `f` is sure of 2 of the 4 stones, `e` loses all 4 (README).
+    // `f` is sure of 2 of the 4 stones, `e` loses all 4 (docs/guide/concepts.md).
     let pos = mancala_core::Position::parse(6, "0,0,0,0,1,1/1,0,0,0,1,0").unwrap();
     let fresh = GameState::new(pos, Side::South);
     let choice = player.choose(&fresh).unwrap();

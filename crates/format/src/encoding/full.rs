@@ -25,8 +25,9 @@ impl ValueEncoding for Full {
     /// A cold probe, and a batch with few probes a block, decode half a
     /// block at a few nanoseconds a value, and each block costs 16 bytes
     /// of framing (index entry and rANS states): 768 keeps both small
-    /// (README's "Performance" has the measured trade-off). A warm probe
-    /// reads the decoded block from the cache, whatever its size.
+    /// (`bench/runs/2026-12-01-block-size` has the measured trade-off). A
+    /// warm probe reads the decoded block from the cache, whatever its
+    /// size.
     fn default_block_size() -> u32 {
         768
     }
