@@ -36,7 +36,7 @@ impl Job {
         #[cfg(not(feature = "mpi"))]
         {
             anyhow::bail!(
-                "started by mpirun, but this mancala-tb was built without MPI: build it with `cargo build --release --features mpi` (README, \"Running on a cluster\")"
+                "started by mpirun, but this mancala-tb was built without MPI: build it with `cargo build --release --features mpi` (docs/guide/cluster.md)"
             )
         }
     }
