@@ -102,18 +102,46 @@ fn every_rule_set_across_ranks_is_byte_identical() {
 
 /// Depth tables across ranks: the files of one process, with blocks that
 /// cut the ranks' ranges anywhere, in a rule set that cycles and one that
-/// does not (whose levels then take the threshold rounds too).
+/// does not (whose levels then take the threshold rounds too), of even
+/// values and of forced bounds.
 #[test]
 fn depth_tables_across_ranks_are_byte_identical() {
-    for (rules, max, block_size) in [
-        (Rules::new(Variant::Oware, 6).unwrap(), 9, None),
-        (Rules::new(Variant::Oware, 4).unwrap(), 12, Some(100)),
-        (Rules::new(Variant::Kalah, 4).unwrap(), 10, Some(37)),
+    for (rules, max, block_size, cycles) in [
+        (
+            Rules::new(Variant::Oware, 6).unwrap(),
+            9,
+            None,
+            Cycles::Even,
+        ),
+        (
+            Rules::new(Variant::Oware, 4).unwrap(),
+            12,
+            Some(100),
+            Cycles::Even,
+        ),
+        (
+            Rules::new(Variant::Kalah, 4).unwrap(),
+            10,
+            Some(37),
+            Cycles::Even,
+        ),
+        (
+            Rules::new(Variant::Oware, 6).unwrap(),
+            8,
+            None,
+            Cycles::Forced,
+        ),
+        (
+            Rules::new(Variant::Oware, 4).unwrap(),
+            10,
+            Some(100),
+            Cycles::Forced,
+        ),
     ] {
         let with_depths = |root: &Path| BuildOptions {
             depths: true,
             block_size,
-            ..options(root, rules, max, Cycles::Even)
+            ..options(root, rules, max, cycles)
         };
         assert_ranks_write_as_one_process(&with_depths, 2 * (max + 1));
     }
