@@ -950,6 +950,7 @@ fn the_openapi_document_describes_every_route() {
         "/openapi.json serves docs/openapi.json"
     );
     assert!(document["openapi"].as_str().unwrap().starts_with("3.1."));
+    assert_eq!(document["info"]["version"], env!("CARGO_PKG_VERSION"));
     let documented: std::collections::BTreeSet<(String, String)> = document["paths"]
         .as_object()
         .unwrap()
@@ -963,7 +964,10 @@ fn the_openapi_document_describes_every_route() {
         .into_iter()
         .map(|(method, path)| (method.to_string(), path))
         .collect();
-    assert_eq!(documented, routes);
+    assert_eq!(
+        documented, routes,
+        "the OpenAPI document's operations (left) and the server's routes (right)"
+    );
 }
 
 /// Every endpoint's real answers, successes and errors, conform to the
