@@ -99,7 +99,9 @@ pub fn cli_reference() -> String {
             .chain(command.map(String::as_str));
         let name = args.clone().collect::<Vec<_>>().join(" ");
         // `--help` is clap's error of kind `DisplayHelp`, rendered as the
-        // binary prints it (plain: `to_string` drops the styles).
+        // binary prints it (plain: `to_string` drops the styles). It never
+        // parses as a command; if it did, the empty section would fail the
+        // test that compares each section with the binary's `--help`.
         let help = match cli.try_get_matches_from_mut(args.chain(["--help"])) {
             Err(help) => help.render().to_string(),
             Ok(_) => String::new(),
