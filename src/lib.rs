@@ -9,7 +9,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// `println!` that returns an error (e.g. a closed pipe) instead of
 /// panicking. Declared before the modules, which all print through it.
@@ -71,6 +71,44 @@ enum Command {
     /// connection too; a body within 10 s and of at most 1 MiB (413
     /// beyond); at most 10,000 positions a batch; 60 s for a whole request.
     Serve(cmd::serve::ServeArgs),
+}
+
+/// The guide's command-line reference (`docs/guide/cli.md`): what
+/// `mancala-tb --help` and each command's `--help` print. Generated rather
+/// than written so that it cannot drift from the command line; a test
+/// compares it with the file and with the binary's `--help`. Plain text,
+/// unwrapped (without clap's `wrap_help` feature, help follows no
+/// terminal's width), so the same on every machine.
+pub fn cli_reference() -> String {
+    let mut cli = Cli::command();
+    let commands: Vec<String> = cli
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .filter(|name| name != "help")
+        .collect();
+    let mut text = String::from(
+        "# Command-line reference\n\n\
+         <!-- Generated from the command line's help: do not edit. To \
+         regenerate, run\n     \
+         MANCALA_TB_BLESS=1 cargo test --test integration cli_reference -->\n\n\
+         What `mancala-tb --help` and `mancala-tb COMMAND --help` print.\n",
+    );
+    for command in std::iter::once(None).chain(commands.iter().map(Some)) {
+        let args = ["mancala-tb"]
+            .into_iter()
+            .chain(command.map(String::as_str));
+        let name = args.clone().collect::<Vec<_>>().join(" ");
+        // `--help` is clap's error of kind `DisplayHelp`, rendered as the
+        // binary prints it (plain: `to_string` drops the styles). It never
+        // parses as a command; if it did, the empty section would fail the
+        // test that compares each section with the binary's `--help`.
+        let help = match cli.try_get_matches_from_mut(args.chain(["--help"])) {
+            Err(help) => help.render().to_string(),
+            Ok(_) => String::new(),
+        };
+        text += &format!("\n## `{name}`\n\n```text\n{}\n```\n", help.trim_end());
+    }
+    text
 }
 
 /// Runs the command line: parses the arguments, runs the subcommand, and

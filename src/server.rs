@@ -19,6 +19,8 @@
 //! - `POST /v1/play` → a game state and a move (`{"rules","pits","state",
 //!   "move"}`): the next state, where each stone fell, what was captured
 //!   and whether the game ended, so that a board needs no rules of its own.
+//! - `GET /openapi.json` → the OpenAPI document of all of these
+//!   (`docs/openapi.json`).
 //! - `GET /`, `/app.js`, `/style.css` → the web board, a page built into
 //!   the binary that plays and analyses through the endpoints above.
 //!
@@ -40,9 +42,10 @@ use std::time::{Duration, Instant};
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::handler::Handler;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, post, MethodRouter};
 use axum::{middleware, Json, Router};
 use http_body_util::BodyExt;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -315,31 +318,81 @@ pub fn app(root: PathBuf) -> Router {
 
 /// The API over the tables `shared` holds.
 fn router(shared: Arc<Shared>) -> Router {
-    Router::new()
-        .route("/health", get(health))
-        .route("/v1/tables", get(tables))
-        .route("/v1/{rules}/{pits}/position/{*notation}", get(position))
-        .route("/v1/{rules}/{pits}/levels", get(levels))
-        .route("/v1/analyze", post(analyze))
-        .route("/v1/play", post(play))
-        .route(
-            "/",
-            get(|| web_file("text/html; charset=utf-8", INDEX_HTML)),
-        )
-        .route(
-            "/app.js",
-            get(|| web_file("text/javascript; charset=utf-8", APP_JS)),
-        )
-        .route(
-            "/style.css",
-            get(|| web_file("text/css; charset=utf-8", STYLE_CSS)),
-        )
+    routes()
+        .into_iter()
+        .fold(Router::new(), |router, route| {
+            router.route(route.path, route.handler)
+        })
         .fallback(unknown_route)
         .method_not_allowed_fallback(wrong_method)
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(middleware::from_fn_with_state(shared.clone(), served_paths))
         .layer(middleware::from_fn(within_limits))
         .with_state(shared)
+}
+
+/// One route of the API: a method, a path in axum's syntax and its
+/// handler.
+struct Route {
+    method: &'static str,
+    path: &'static str,
+    handler: MethodRouter<Arc<Shared>>,
+}
+
+/// Every route, in one list that the router is built from and
+/// [`endpoints`] reads, so that the test holding the OpenAPI document to
+/// the routes sees every route the server answers.
+fn routes() -> Vec<Route> {
+    fn get_route<H: Handler<T, Arc<Shared>>, T: 'static>(path: &'static str, h: H) -> Route {
+        Route {
+            method: "get",
+            path,
+            handler: get(h),
+        }
+    }
+    fn post_route<H: Handler<T, Arc<Shared>>, T: 'static>(path: &'static str, h: H) -> Route {
+        Route {
+            method: "post",
+            path,
+            handler: post(h),
+        }
+    }
+    vec![
+        get_route("/health", health),
+        get_route("/openapi.json", openapi),
+        get_route("/v1/tables", tables),
+        get_route("/v1/{rules}/{pits}/position/{*notation}", position),
+        get_route("/v1/{rules}/{pits}/levels", levels),
+        post_route("/v1/analyze", analyze),
+        post_route("/v1/play", play),
+        get_route("/", || web_file("text/html; charset=utf-8", INDEX_HTML)),
+        get_route("/app.js", || {
+            web_file("text/javascript; charset=utf-8", APP_JS)
+        }),
+        get_route("/style.css", || {
+            web_file("text/css; charset=utf-8", STYLE_CSS)
+        }),
+    ]
+}
+
+/// Every route the server answers, as its method and its path as OpenAPI
+/// writes it (`{notation}` for axum's catch-all `{*notation}`): what the
+/// OpenAPI document must describe.
+pub fn endpoints() -> Vec<(&'static str, String)> {
+    routes()
+        .into_iter()
+        .map(|route| (route.method, route.path.replace("{*", "{")))
+        .collect()
+}
+
+/// The OpenAPI document of this API, written by hand beside the guide
+/// and served as it is; a test checks it against the routes and the real
+/// answers.
+const OPENAPI_JSON: &str = include_str!("../docs/openapi.json");
+
+/// `GET /openapi.json`.
+async fn openapi() -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], OPENAPI_JSON).into_response()
 }
 
 /// What stands for the table directory in answers.

@@ -1539,3 +1539,46 @@ fn the_engine_with_depth_tables_realizes_the_value() {
     assert_eq!(looped_by_search, 0);
     assert!(games > 50, "{games} games");
 }
+
+/// The guide's command-line reference (`docs/guide/cli.md`) is what
+/// [`mancala_tb::cli_reference`] generates, and each of its sections is
+/// what the binary prints for that command's `--help`: the reference
+/// cannot drift from the command line. `MANCALA_TB_BLESS=1` writes the
+/// file afresh instead of comparing.
+#[test]
+fn cli_reference_is_the_help() {
+    let reference = mancala_tb::cli_reference();
+    let mut sections = 0;
+    for section in reference.split("\n## `").skip(1) {
+        let (command, rest) = section.split_once('`').expect("a command in the heading");
+        let help = rest
+            .split_once("```text\n")
+            .and_then(|(_, help)| help.split_once("\n```"))
+            .map(|(help, _)| help)
+            .unwrap_or_else(|| panic!("{command}: no help block"));
+        let args: Vec<&str> = command.split(' ').skip(1).chain(["--help"]).collect();
+        let printed = ok(&args);
+        assert_eq!(help, printed.trim_end(), "mancala-tb {args:?}");
+        sections += 1;
+    }
+    // The tool and each of its commands.
+    assert!(sections >= 10, "{sections} sections");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guide/cli.md");
+    if std::env::var_os("MANCALA_TB_BLESS").is_some() {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, &reference).unwrap();
+        return;
+    }
+    let written = fs::read_to_string(&path).unwrap_or_default();
+    let first_difference = written
+        .lines()
+        .zip(reference.lines())
+        .position(|(a, b)| a != b)
+        .unwrap_or(written.lines().count().min(reference.lines().count()));
+    assert!(
+        written == reference,
+        "docs/guide/cli.md is not the command line's help (from line {}); regenerate it \
+         with `MANCALA_TB_BLESS=1 cargo test --test integration cli_reference` and commit it",
+        first_difference + 1
+    );
+}

@@ -6,6 +6,7 @@ mod cli;
 mod cluster;
 mod edges;
 mod faults;
+mod schema;
 mod server;
 mod web;
 

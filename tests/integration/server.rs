@@ -808,3 +808,435 @@ fn an_analysis_gives_depths_where_depth_tables_are() {
     assert!(got.get("depth").is_none(), "{got}");
     assert_eq!(got["converts"], json!(true), "{got}");
 }
+
+/// The OpenAPI document as the server serves it.
+fn served_openapi(base: &str) -> Json {
+    let response = Client::new()
+        .get(format!("{base}/openapi.json"))
+        .send()
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "application/json");
+    response.json().unwrap()
+}
+
+/// Real answers held to the OpenAPI document: each checked against the
+/// schema the document gives for its route, method and status, and each
+/// status the document gives for a route seen at least once.
+struct Conformance {
+    document: Json,
+    /// `(path, method, status)` of every answer checked.
+    seen: std::collections::BTreeSet<(String, String, String)>,
+}
+
+impl Conformance {
+    fn new() -> Conformance {
+        Conformance {
+            document: served_openapi(&fixture().base),
+            seen: Default::default(),
+        }
+    }
+
+    /// `value` held to `schema`, a schema of the document.
+    fn conforms(&self, schema: &Json, value: &Json, what: &str) {
+        let wrong = crate::schema::violations(&self.document, schema, value);
+        assert!(wrong.is_empty(), "{what}: {value}\n{}", wrong.join("\n"));
+    }
+
+    /// The answer to `request`, sent to the route the document names
+    /// `path` (its template) with `method`, checked against the
+    /// document's response of its status (or its `default`): content type
+    /// and body. A JSON body sent for a success is held to the document's
+    /// request body too. Returns the status and the JSON body (`null` for
+    /// other content).
+    fn check(
+        &mut self,
+        method: &str,
+        path: &str,
+        request: reqwest::blocking::RequestBuilder,
+    ) -> (StatusCode, Json) {
+        let request = request.build().unwrap();
+        let sent: Option<Json> = request
+            .body()
+            .and_then(|b| b.as_bytes())
+            .and_then(|b| serde_json::from_slice(b).ok());
+        let url = request.url().to_string();
+        let response = Client::new().execute(request).unwrap();
+        let status = response.status();
+        let operation = &self.document["paths"][path][method];
+        assert!(operation.is_object(), "{method} {path} is not documented");
+        let responses = &operation["responses"];
+        let key = if responses.get(status.as_str()).is_some() {
+            status.as_str()
+        } else {
+            "default"
+        };
+        self.seen
+            .insert((path.to_string(), method.to_string(), key.to_string()));
+        let what = format!("{method} {url} → {status} ({path} {key})");
+        let documented = self.response(&responses[key]).clone();
+        if let (Some(sent), true) = (sent, status.is_success()) {
+            let body = &operation["requestBody"]["content"]["application/json"]["schema"];
+            self.conforms(body, &sent, &format!("{what}: the request"));
+        }
+        self.content(&documented, response, &what)
+    }
+
+    /// A response object of the document, its `$ref` followed.
+    fn response<'a>(&'a self, response: &'a Json) -> &'a Json {
+        match response["$ref"].as_str() {
+            Some(reference) => crate::schema::resolve(&self.document, reference),
+            None => response,
+        }
+    }
+
+    /// `response` checked against the documented response object
+    /// `documented`.
+    fn content(&self, documented: &Json, response: Response, what: &str) -> (StatusCode, Json) {
+        let status = response.status();
+        let content_type = response.headers()["content-type"].to_str().unwrap();
+        let media = content_type.split(';').next().unwrap().trim().to_string();
+        let schema = &documented["content"][&media]["schema"];
+        assert!(
+            schema.is_object(),
+            "{what}: {content_type} is not documented"
+        );
+        let text = response.text().unwrap();
+        let body = if media == "application/json" {
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{what}: {text:?}: {e}"))
+        } else {
+            Json::String(text)
+        };
+        self.conforms(schema, &body, what);
+        (status, if body.is_string() { Json::Null } else { body })
+    }
+
+    /// An answer that no documented operation gives (an unknown route, a
+    /// method the route does not take), checked against the document's
+    /// general error response.
+    fn check_error(&self, request: reqwest::blocking::RequestBuilder) -> (StatusCode, Json) {
+        let response = request.send().unwrap();
+        let what = format!("{} (components/responses/Error)", response.url());
+        let documented = &self.document["components"]["responses"]["Error"];
+        self.content(documented, response, &what)
+    }
+
+    /// Every status the document gives for every route, but `default`,
+    /// among those seen.
+    fn assert_all_seen(&self) {
+        let mut unseen = Vec::new();
+        for (path, operations) in self.document["paths"].as_object().unwrap() {
+            for (method, operation) in operations.as_object().unwrap() {
+                for key in operation["responses"].as_object().unwrap().keys() {
+                    let seen = (path.clone(), method.clone(), key.clone());
+                    if key != "default" && !self.seen.contains(&seen) {
+                        unseen.push(format!("{method} {path} {key}"));
+                    }
+                }
+            }
+        }
+        assert!(unseen.is_empty(), "never checked: {unseen:?}");
+    }
+}
+
+/// Every route the server answers is in the OpenAPI document, and every
+/// operation of the document is a route, so neither can be added alone.
+#[test]
+fn the_openapi_document_describes_every_route() {
+    let document = served_openapi(&fixture().base);
+    assert_eq!(
+        document,
+        serde_json::from_str::<Json>(include_str!("../../docs/openapi.json")).unwrap(),
+        "/openapi.json serves docs/openapi.json"
+    );
+    assert!(document["openapi"].as_str().unwrap().starts_with("3.1."));
+    assert_eq!(document["info"]["version"], env!("CARGO_PKG_VERSION"));
+    let documented: std::collections::BTreeSet<(String, String)> = document["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(path, operations)| {
+            let methods = operations.as_object().unwrap().keys();
+            methods.map(move |method| (method.clone(), path.clone()))
+        })
+        .collect();
+    let routes: std::collections::BTreeSet<(String, String)> = mancala_tb::server::endpoints()
+        .into_iter()
+        .map(|(method, path)| (method.to_string(), path))
+        .collect();
+    assert_eq!(
+        documented, routes,
+        "the OpenAPI document's operations (left) and the server's routes (right)"
+    );
+}
+
+/// Every endpoint's real answers, successes and errors, conform to the
+/// OpenAPI document the server serves, and every response the document
+/// gives is among them.
+#[test]
+fn every_answer_conforms_to_the_openapi_document() {
+    let f = fixture();
+    let base = f.base.as_str();
+    let client = Client::new();
+    let mut api = Conformance::new();
+    let get = |path: &str| client.get(format!("{base}{path}"));
+    let post = |path: &str, body: Json| client.post(format!("{base}{path}")).json(&body);
+    let status = |(status, _): (StatusCode, Json)| status;
+
+    // Tables with depths, a damaged table and a table directory that
+    // vanishes, each behind a server of its own.
+    let depth_dir = tempfile::tempdir().unwrap();
+    let mut options = BuildOptions::new(depth_dir.path(), oware(), 6);
+    options.depths = true;
+    build(&options, &Quiet).unwrap();
+    let with_depths = Served::start(depth_dir.path());
+    let damaged_dir = tempfile::tempdir().unwrap();
+    build(&BuildOptions::new(damaged_dir.path(), oware(), 4), &Quiet).unwrap();
+    let file = tables_dir(damaged_dir.path(), &oware(), Cycles::Even).join(level_file_name(4));
+    let bytes = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+    let damaged = Served::start(damaged_dir.path());
+    // A table directory that vanishes under its server.
+    let vanishing = tempfile::tempdir().unwrap();
+    let vanished = Served::start(vanishing.path());
+    vanishing.close().unwrap();
+    let at = |server: &Served, path: &str| client.get(format!("{}{path}", server.base));
+
+    let health = "/health";
+    assert_eq!(
+        status(api.check("get", health, get(health))),
+        StatusCode::OK
+    );
+    let openapi = "/openapi.json";
+    assert_eq!(
+        status(api.check("get", openapi, get(openapi))),
+        StatusCode::OK
+    );
+
+    let tables = "/v1/tables";
+    assert_eq!(
+        status(api.check("get", tables, get(tables))),
+        StatusCode::OK
+    );
+    let (code, body) = api.check("get", tables, at(&damaged, tables));
+    assert_eq!(code, StatusCode::OK);
+    assert!(body["tables"][0]["error"].is_string(), "{body}");
+    let (code, body) = api.check("get", tables, at(&vanished, tables));
+    assert_eq!(
+        (code, body["kind"].as_str()),
+        (StatusCode::INTERNAL_SERVER_ERROR, Some("missing"))
+    );
+
+    let position = "/v1/{rules}/{pits}/position/{notation}";
+    for (request, want) in [
+        (
+            get("/v1/oware/6/position/1,0,3,0,2,0/0,2,0,0,0,0"),
+            StatusCode::OK,
+        ),
+        (
+            get("/v1/oware/6/position/0,0,0,0,0,0/1,0,0,0,0,0"),
+            StatusCode::OK,
+        ),
+        (
+            get("/v1/kalah/4/position/1,0,2,0/0,1,0,3?empty_capture=true"),
+            StatusCode::OK,
+        ),
+        (
+            at(&with_depths, "/v1/oware/6/position/1,0,3,0,0,0/0,1,0,0,0,1"),
+            StatusCode::OK,
+        ),
+        (get("/v1/oware/6/position/1,x/0"), StatusCode::BAD_REQUEST),
+        (get("/v1/chess/6/position/1/1"), StatusCode::BAD_REQUEST),
+        (get("/v1/oware/six/position/1/1"), StatusCode::BAD_REQUEST),
+        (
+            get("/v1/oware/6/position/4,4,4,4,4,4/4,4,4,4,4,4"),
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            at(&damaged, "/v1/oware/6/position/1,1,1,1,0,0/0,0,0,0,0,0"),
+            StatusCode::INTERNAL_SERVER_ERROR,
+        ),
+    ] {
+        let (code, body) = api.check("get", position, request);
+        assert_eq!(code, want, "{body}");
+    }
+    let (_, body) = api.check(
+        "get",
+        position,
+        at(&with_depths, "/v1/oware/6/position/2,0,1,0,0,0/0,1,0,0,0,1"),
+    );
+    assert!(body.get("depth").is_some(), "depths are checked: {body}");
+
+    let levels = "/v1/{rules}/{pits}/levels";
+    for (request, want) in [
+        (get("/v1/oware/6/levels"), StatusCode::OK),
+        (get("/v1/oware/6/levels?cycles=forced"), StatusCode::OK),
+        (
+            get("/v1/oware/6/levels?cycles=sometimes"),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            get("/v1/oware/6/levels?colour=red"),
+            StatusCode::BAD_REQUEST,
+        ),
+        (get("/v1/wari/6/levels"), StatusCode::NOT_FOUND),
+        (
+            at(&damaged, "/v1/oware/6/levels"),
+            StatusCode::INTERNAL_SERVER_ERROR,
+        ),
+    ] {
+        let (code, body) = api.check("get", levels, request);
+        assert_eq!(code, want, "{body}");
+    }
+
+    let analyze = "/v1/analyze";
+    let batch = |positions: &[&str]| json!({"rules": "oware", "pits": 6, "positions": positions});
+    let state = |rules: &str, pits: usize, state: Json| json!({"rules": rules, "pits": pits, "state": state});
+    let repeated = "1,0,0,0,0,0/0,0,0,0,0,1";
+    let history = vec![json!({"position": repeated, "to_move": "south"}); 2];
+    for (request, want) in [
+        (
+            post(
+                analyze,
+                batch(&[
+                    "1,0,3,0,2,0/0,2,0,0,0,0",
+                    "0,0,0,0,0,0/1,0,0,0,0,0",
+                    "1,2,3",
+                    "4,4,4,4,4,4/4,4,4,4,4,4",
+                ]),
+            ),
+            StatusCode::OK,
+        ),
+        (
+            client
+                .post(format!("{}{analyze}", with_depths.base))
+                .json(&batch(&["1,0,3,0,0,0/0,1,0,0,0,1"])),
+            StatusCode::OK,
+        ),
+        (
+            client
+                .post(format!("{}{analyze}", damaged.base))
+                .json(&batch(&["1,1,1,1,0,0/0,0,0,0,0,0"])),
+            StatusCode::OK,
+        ),
+        (
+            post(
+                analyze,
+                state(
+                    "kalah",
+                    4,
+                    json!({"position": "2,0,1,3/0,2,0,1", "to_move": "north", "stores": [10, 7]}),
+                ),
+            ),
+            StatusCode::OK,
+        ),
+        (
+            post(
+                analyze,
+                state(
+                    "kalah",
+                    4,
+                    json!({"position": "3,2,1,1/2,1,1,3", "to_move": "south"}),
+                ),
+            ),
+            StatusCode::OK,
+        ),
+        (
+            post(
+                analyze,
+                state(
+                    "oware",
+                    6,
+                    json!({"position": repeated, "to_move": "south", "stores": [23, 23], "history": history}),
+                ),
+            ),
+            StatusCode::OK,
+        ),
+        (
+            client
+                .post(format!("{}{analyze}", with_depths.base))
+                .json(&state(
+                    "oware",
+                    6,
+                    json!({"position": "1,0,3,0,0,0/0,1,0,0,0,1", "to_move": "south"}),
+                )),
+            StatusCode::OK,
+        ),
+        (
+            post(analyze, json!({"rules": "oware", "pits": 6})),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            post(analyze, json!({"rules": "go", "pits": 6, "positions": []})),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            post(
+                analyze,
+                batch(&vec!["0,0,0,0,0,0/0,0,0,0,0,0"; MAX_BATCH + 1]),
+            ),
+            StatusCode::PAYLOAD_TOO_LARGE,
+        ),
+        (
+            client
+                .post(format!("{}{analyze}", damaged.base))
+                .json(&state(
+                    "oware",
+                    6,
+                    json!({"position": "1,1,1,1,0,0/0,0,0,0,0,0", "to_move": "south"}),
+                )),
+            StatusCode::INTERNAL_SERVER_ERROR,
+        ),
+    ] {
+        let (code, body) = api.check("post", analyze, request);
+        assert_eq!(code, want, "{body}");
+    }
+
+    let play = "/v1/play";
+    let oware_state =
+        json!({"position": "0,0,0,0,2,3/1,1,2,0,0,4", "to_move": "south", "stores": [20, 10]});
+    let kalah_state = json!({"position": "1,1,1,1/1,1,1,1", "to_move": "north"});
+    let long_history = vec![json!({"position": repeated, "to_move": "south"}); 2001];
+    for (body, want) in [
+        (
+            json!({"rules": "oware", "pits": 6, "state": oware_state, "move": "f"}),
+            StatusCode::OK,
+        ),
+        (
+            json!({"rules": "kalah", "pits": 4, "state": kalah_state, "move": "d"}),
+            StatusCode::OK,
+        ),
+        (
+            json!({"rules": "kalah", "pits": 4, "state": kalah_state, "move": "a"}),
+            StatusCode::OK,
+        ),
+        (
+            json!({"rules": "oware", "pits": 6, "state": oware_state, "move": "a"}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (json!({"rules": "oware"}), StatusCode::BAD_REQUEST),
+        (
+            json!({"rules": "oware", "pits": 6, "move": "a",
+                   "state": {"position": repeated, "to_move": "south", "history": long_history}}),
+            StatusCode::PAYLOAD_TOO_LARGE,
+        ),
+    ] {
+        let (code, answer) = api.check("post", play, post(play, body));
+        assert_eq!(code, want, "{answer}");
+    }
+
+    for path in ["/", "/app.js", "/style.css"] {
+        assert_eq!(status(api.check("get", path, get(path))), StatusCode::OK);
+    }
+    let (code, body) = api.check_error(get("/v2/nothing"));
+    assert_eq!(
+        (code, body["kind"].as_str()),
+        (StatusCode::NOT_FOUND, Some("not_found"))
+    );
+    let (code, body) = api.check_error(client.post(format!("{base}/health")));
+    assert_eq!(
+        (code, body["kind"].as_str()),
+        (StatusCode::METHOD_NOT_ALLOWED, Some("method_not_allowed"))
+    );
+    api.assert_all_seen();
+}
