@@ -45,7 +45,7 @@ pub struct BuildArgs {
     /// plies each position is from realizing its value when both sides
     /// keep it, or with `--cycles forced` the mover his bound
     /// (docs/RULES.md, "Depth to conversion"). Levels missing theirs are
-    /// solved again, whole (no checkpoints).
+    /// solved again.
     #[arg(long)]
     depth: bool,
     /// Table directory (a subdirectory per rule set is created in it).

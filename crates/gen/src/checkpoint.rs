@@ -2,10 +2,12 @@
 //! from the last saved threshold instead of from the level's start.
 //!
 //! The retrograde strategy's whole state between two thresholds is its
-//! byte arrays ([`LevelState::arrays`]); a checkpoint is those arrays plus
-//! the threshold to continue from. Because the propagation's result does
-//! not depend on the order of work, a resumed level ends with the same
-//! entries, byte for byte, as an uninterrupted one.
+//! byte arrays ([`LevelState::arrays`]), and where depths to conversion
+//! are asked for, the depths of the thresholds done, as two more arrays
+//! (every depth's low bytes, then its high bytes); a checkpoint is those
+//! arrays plus the threshold to continue from. Because the propagation's
+//! result does not depend on the order of work, a resumed level ends with
+//! the same entries and depths, byte for byte, as an uninterrupted one.
 //!
 //! ```text
 //! magic "MTBCKPT3" | level u32 | next threshold u32 | positions u64 |
@@ -61,12 +63,14 @@ pub(crate) fn plain(atomics: &[AtomicU8]) -> &[u8] {
 }
 
 /// Saves the state `arrays` of level `level` before threshold
-/// `next_threshold`.
+/// `next_threshold`, and the `extra` arrays after them (as many bytes
+/// each).
 pub(crate) fn save(
     path: &Path,
     level: u32,
     next_threshold: u32,
     arrays: &[&[AtomicU8]],
+    extra: &[&[u8]],
 ) -> Result<(), BuildError> {
     let positions = arrays.first().map_or(0, |a| a.len());
     let mut header = Vec::with_capacity(HEADER);
@@ -74,9 +78,10 @@ pub(crate) fn save(
     header.extend_from_slice(&level.to_le_bytes());
     header.extend_from_slice(&next_threshold.to_le_bytes());
     header.extend_from_slice(&(positions as u64).to_le_bytes());
-    header.extend_from_slice(&(arrays.len() as u32).to_le_bytes());
+    header.extend_from_slice(&((arrays.len() + extra.len()) as u32).to_le_bytes());
     let mut parts = vec![&header[..]];
     parts.extend(arrays.iter().map(|array| plain(array)));
+    parts.extend(extra.iter().copied());
     write_checked(path, &parts)
 }
 
@@ -130,10 +135,15 @@ pub(crate) fn write_checked_reading(
     })
 }
 
-/// Loads the checkpoint of level `level` with `positions` positions, if one
-/// exists and passes every check: the state and the threshold to continue
-/// from.
-pub(crate) fn load<S: LevelState>(path: &Path, level: u32, positions: u64) -> Option<(S, u32)> {
+/// Loads the checkpoint of level `level` with `positions` positions and
+/// `extra` arrays after the state's, if one exists and passes every check:
+/// the state, the threshold to continue from and the extra arrays.
+pub(crate) fn load<S: LevelState>(
+    path: &Path,
+    level: u32,
+    positions: u64,
+    extra: usize,
+) -> Option<(S, u32, Vec<Vec<u8>>)> {
     let file = File::open(path).ok()?;
     let size = file.metadata().ok()?.len();
     let mut input = BufReader::with_capacity(1 << 20, file);
@@ -160,8 +170,9 @@ pub(crate) fn load<S: LevelState>(path: &Path, level: u32, positions: u64) -> Op
     }
     let mut stored_crc = [0u8; 4];
     input.read_exact(&mut stored_crc).ok()?;
-    if crc.finalize() != u32::from_le_bytes(stored_crc) {
+    if crc.finalize() != u32::from_le_bytes(stored_crc) || state.len() < extra {
         return None;
     }
-    Some((S::from_arrays(state)?, field(12)))
+    let extra = state.split_off(state.len() - extra);
+    Some((S::from_arrays(state)?, field(12), extra))
 }

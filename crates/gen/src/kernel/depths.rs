@@ -80,6 +80,29 @@ impl Depths {
         self.plies[at].store(plies, Relaxed);
     }
 
+    /// Every position's depth so far as two little-endian bytes, for a
+    /// checkpoint: between thresholds the depths recorded are those of the
+    /// thresholds done, which a resumed level does not find again.
+    pub(crate) fn to_le_bytes(&self) -> Vec<u8> {
+        self.plies
+            .par_iter()
+            .flat_map_iter(|plies| plies.load(Relaxed).to_le_bytes())
+            .collect()
+    }
+
+    /// Takes back the depths [`Depths::to_le_bytes`] gave; false (and
+    /// nothing taken) if `bytes` are not two a position.
+    pub(crate) fn restore(&self, bytes: &[u8]) -> bool {
+        if bytes.len() != 2 * self.plies.len() {
+            return false;
+        }
+        self.plies
+            .par_iter()
+            .zip(bytes.par_chunks_exact(2))
+            .for_each(|(plies, b)| plies.store(u16::from_le_bytes([b[0], b[1]]), Relaxed));
+        true
+    }
+
     /// The level index of the first position.
     pub fn first(&self) -> u64 {
         self.first

@@ -103,7 +103,11 @@ impl<K: Solve> Ledger for HeldThresholds<'_, K> {
 
     fn save(&mut self, next: u32) -> Result<(), BuildError> {
         match &self.checkpoint {
-            Some(path) => checkpoint::save(path, self.level, next, &self.held.state.arrays()),
+            Some(path) => {
+                let planes = self.depths.map(depth_planes);
+                let extra: Vec<&[u8]> = planes.iter().flatten().map(Vec::as_slice).collect();
+                checkpoint::save(path, self.level, next, &self.held.state.arrays(), &extra)
+            }
             None => Ok(()),
         }
     }
@@ -184,4 +188,24 @@ impl Seeds {
         let second = found.iter().flat_map(|(_, s)| s.iter().copied()).collect();
         (first, second)
     }
+}
+
+/// The two arrays a checkpoint holds `depths` in: every depth's low
+/// bytes, then its high bytes ([`crate::checkpoint`]).
+pub(crate) fn depth_planes(depths: &Depths) -> [Vec<u8>; 2] {
+    let bytes = depths.to_le_bytes();
+    [
+        bytes.iter().step_by(2).copied().collect(),
+        bytes.iter().skip(1).step_by(2).copied().collect(),
+    ]
+}
+
+/// Takes back into `depths` the two arrays [`depth_planes`] gave; false if
+/// they are not theirs.
+pub(crate) fn restore_depth_planes(depths: &Depths, planes: &[Vec<u8>]) -> bool {
+    let [low, high] = planes else {
+        return false;
+    };
+    let bytes: Vec<u8> = low.iter().zip(high).flat_map(|(&l, &h)| [l, h]).collect();
+    low.len() == high.len() && depths.restore(&bytes)
 }

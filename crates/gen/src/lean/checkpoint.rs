@@ -5,11 +5,13 @@
 //! threshold done (a threshold's decisions are written before the next one
 //! starts, and the exit lists before the first), so a checkpoint is the
 //! four-bit state, the threshold to go on from and the length of every
-//! list it relies on:
+//! list it relies on, and where depths to conversion are asked for, the
+//! depths of the thresholds done (two bytes a position, little-endian):
 //!
 //! ```text
 //! magic "MTBLEAN2" | level u32 | next threshold u32 | positions u64 |
-//! lists u32 | lists × length u64 | state bytes | CRC-32 of all before
+//! lists u32 | lists × length u64 | state bytes | [depths] |
+//! CRC-32 of all before
 //! ```
 //!
 //! Written to a temporary name, synced and renamed, so a checkpoint that

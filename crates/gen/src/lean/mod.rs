@@ -82,16 +82,14 @@ pub struct Lean {
 
 impl Lean {
     /// Solves `job`'s level, resuming from its checkpoint if a valid one
-    /// is there (with [`LevelJob::checkpoints`]), and saving new ones. A
-    /// checkpoint holds no depths yet: a level whose depths are asked for
-    /// is solved from its start.
+    /// is there (with [`LevelJob::checkpoints`]), and saving new ones,
+    /// with the depths of the thresholds done where they are asked for.
     pub fn solve<K: LeanKind>(&self, job: &LevelJob<K>) -> Result<Solution, BuildError> {
         job.assert_in_order();
         let n = job.level;
         let saved = job
             .checkpoints
-            .filter(|_| job.depths.is_none())
-            .and_then(|c| self.saved::<K>(c, job.rules, n));
+            .and_then(|c| self.saved::<K>(c, job.rules, n, job.depths));
         if saved.is_none() && lacks_lower_levels(job) {
             return Err(BuildError::CheckpointLost { level: n });
         }
@@ -226,22 +224,35 @@ impl Lean {
     /// forward pass, from a valid checkpoint in `checkpoints` and the lists
     /// it names: then it reads no lower level, and a build need not hold
     /// them (nor write their scratch files) to finish it.
+    /// (A level whose depths are asked for is not resumed so: its
+    /// checkpoints hold depths, which this one does not look for.)
     pub fn resumes<K: LeanKind>(&self, checkpoints: &Checkpoints, rules: &Rules, n: u32) -> bool {
-        self.saved::<K>(checkpoints, rules, n).is_some()
+        self.saved::<K>(checkpoints, rules, n, None).is_some()
     }
 
     /// The state and progress level `n`'s checkpoint records, if it is
-    /// valid and every list it names is there.
+    /// valid and every list it names is there; with `depths`, its depths
+    /// (after the state) are taken back into them.
     fn saved<K: LeanKind>(
         &self,
         checkpoints: &Checkpoints,
         rules: &Rules,
         n: u32,
+        depths: Option<&Depths>,
     ) -> Option<(Vec<u8>, Progress)> {
         let count = LevelIndex::new(rules.pits(), n).count();
         let state_bytes = K::Lean::bytes_for(count as usize, rules.pits());
-        let saved = checkpoint::load(&checkpoints.path(n), n, count, state_bytes)?;
-        Progress::resumed(&self.level_dir(n), K::exit_lists(n), n, saved)
+        let depth_bytes = depths.map_or(0, |_| 2 * count as usize);
+        let path = checkpoints.path(n);
+        let mut saved = checkpoint::load(&path, n, count, state_bytes + depth_bytes)?;
+        let depth_plies = saved.state.split_off(state_bytes);
+        let resumed = Progress::resumed(&self.level_dir(n), K::exit_lists(n), n, saved)?;
+        // Taken back only once the checkpoint is known good: a level that
+        // starts again must find no depth recorded.
+        match depths {
+            Some(depths) if !depths.restore(&depth_plies) => None,
+            _ => Some(resumed),
+        }
     }
 
     /// The directory of level `n`'s lists.
@@ -420,13 +431,14 @@ impl<K: LeanKind> Level<'_, K> {
         let Some(checkpoints) = job.checkpoints else {
             return Ok(());
         };
+        let depths = job.depths.map(Depths::to_le_bytes).unwrap_or_default();
         checkpoint::save(
             &checkpoints.path(job.level),
             job.level,
             self.index.count(),
             next,
             &progress.list_lengths(),
-            &mut self.state.bytes(),
+            &mut self.state.bytes().chain(&depths[..]),
         )?;
         forward::remove_state_file(&self.dir);
         Ok(())

@@ -107,7 +107,9 @@ fn build_lean<K: LeanKind>(
     };
     let resumes = |checkpoints: &Checkpoints, n| lean.resumes::<K>(checkpoints, &options.rules, n);
     let first_part = |job: &LevelJob<K>| lean.solve_forward(job);
-    // A level asked for depths is solved whole, from its start.
+    // A level asked for depths resumes from its checkpoints between
+    // thresholds, which hold its depths, but is not split around its
+    // forward pass (whose checkpoint holds none).
     let alone = (!options.depths).then_some(Alone {
         resumes: &resumes,
         first_part: &first_part,

@@ -16,7 +16,8 @@ use super::{LevelJob, Strategy};
 use crate::checkpoint;
 use crate::error::BuildError;
 use crate::kernel::{
-    forward_pass, thresholds, Exchange, Held, HeldThresholds, LocalExchange, Pacing, Part, Seeds,
+    forward_pass, restore_depth_planes, thresholds, Exchange, Held, HeldThresholds, LocalExchange,
+    Pacing, Part, Seeds,
 };
 use crate::solve::{LevelState, Solution, Solve};
 
@@ -48,18 +49,19 @@ impl<E: Exchange + Sync> Strategy for Retrograde<E> {
             index,
         };
         let count = part.owned.end - part.owned.start;
-        // A checkpoint holds no depths yet: a level whose depths are asked
-        // for is solved from its start, and not saved.
-        let checkpoint = job
-            .checkpoints
-            .filter(|_| job.depths.is_none())
-            .map(|c| c.path(n));
+        // Depths asked for are saved with the state, as two more arrays.
+        let checkpoint = job.checkpoints.map(|c| c.path(n));
+        let extra = if job.depths.is_some() { 2 } else { 0 };
         let saved = checkpoint
             .as_ref()
-            .and_then(|path| checkpoint::load::<K::State>(path, n, count));
+            .and_then(|path| checkpoint::load::<K::State>(path, n, count, extra))
+            .filter(|(_, _, planes)| {
+                job.depths
+                    .is_none_or(|depths| restore_depth_planes(depths, planes))
+            });
         let resumed = saved.is_some();
         let (state, from) = match saved {
-            Some(saved) => saved,
+            Some((state, from, _)) => (state, from),
             None => (K::State::new(count as usize), n),
         };
         let mut held = Held::<K> {

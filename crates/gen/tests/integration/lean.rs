@@ -172,14 +172,18 @@ fn an_interrupted_lean_level_resumes_from_its_checkpoint() {
             "the level's lists are left behind"
         )
     };
-    crate::tables::assert_resumes_from_its_checkpoint::<Even>(
-        &|job| lean.solve(job).unwrap(),
-        &no_lists_left,
-    );
-    crate::tables::assert_resumes_from_its_checkpoint::<Forced>(
-        &|job| lean.solve(job).unwrap(),
-        &no_lists_left,
-    );
+    for depths in [false, true] {
+        crate::tables::assert_resumes_from_its_checkpoint::<Even>(
+            &|job| lean.solve(job).unwrap(),
+            &no_lists_left,
+            depths,
+        );
+        crate::tables::assert_resumes_from_its_checkpoint::<Forced>(
+            &|job| lean.solve(job).unwrap(),
+            &no_lists_left,
+            depths,
+        );
+    }
 }
 
 /// A lean level stopped in the middle of its forward pass saves where its

@@ -1310,19 +1310,40 @@ fn an_interrupted_level_resumes_from_its_checkpoint() {
     assert_resumes_from_its_checkpoint::<Even>(
         &|job| Retrograde::local().solve(job).unwrap(),
         &|| {},
+        false,
+    );
+}
+
+/// The same with depths to conversion asked for: the checkpoint holds the
+/// depths of the thresholds done, and the resumed level ends with every
+/// depth, of even values and of forced bounds.
+#[test]
+fn an_interrupted_level_resumes_with_its_depths() {
+    use mancala_gen::{Retrograde, Strategy};
+    assert_resumes_from_its_checkpoint::<Even>(
+        &|job| Retrograde::local().solve(job).unwrap(),
+        &|| {},
+        true,
+    );
+    assert_resumes_from_its_checkpoint::<mancala_format::Forced>(
+        &|job| Retrograde::local().solve(job).unwrap(),
+        &|| {},
+        true,
     );
 }
 
 /// Oware level 9 of kind `K` solved by `solve`, with a checkpoint before
-/// every threshold: killed half-way through its thresholds, it resumes
-/// from its last checkpoint (its first progress report covers the forward
-/// pass) with the in-memory solver's symbols, then `after_resume` holds;
-/// from a damaged checkpoint it starts afresh, to the same symbols.
+/// every threshold (and its depths, with `depths`): killed half-way
+/// through its thresholds, it resumes from its last checkpoint (its first
+/// progress report covers the forward pass) with the in-memory solver's
+/// symbols and depths, then `after_resume` holds; from a damaged
+/// checkpoint it starts afresh, to the same symbols and depths.
 pub(crate) fn assert_resumes_from_its_checkpoint<K: mancala_gen::Solve>(
     solve: &(dyn Fn(&mancala_gen::LevelJob<K>) -> mancala_gen::Solution + Sync),
     after_resume: &dyn Fn(),
+    depths: bool,
 ) {
-    use mancala_gen::{Checkpoints, LevelJob, Retrograde, Solution, Strategy};
+    use mancala_gen::{Checkpoints, Depths, LevelJob, Retrograde, Solution, Strategy};
     use std::panic::{catch_unwind, AssertUnwindSafe};
     use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
     use std::sync::Mutex;
@@ -1331,6 +1352,9 @@ pub(crate) fn assert_resumes_from_its_checkpoint<K: mancala_gen::Solve>(
     let n = 9;
     let count = LevelIndex::new(6, n).count();
     let lower = solve_in_memory::<K>(&rules, n - 1);
+    let new_depths = || depths.then(|| Depths::for_kind::<K>(0, count as usize));
+    let plies = |depths: Option<Depths>| depths.map(Depths::into_plies);
+    let expected_depths = new_depths();
     let in_memory = LevelJob {
         rules: &rules,
         level: n,
@@ -1340,17 +1364,21 @@ pub(crate) fn assert_resumes_from_its_checkpoint<K: mancala_gen::Solve>(
         checkpoints: None,
         interrupt: None,
         mark_exits: false,
-        depths: None,
+        depths: expected_depths.as_ref(),
     };
     let expected = Retrograde::local().solve(&in_memory).unwrap().symbols;
+    let expected_depths = plies(expected_depths);
     let dir = TempDir::new().unwrap();
     let checkpoints = Checkpoints {
         dir: dir.path().join("checkpoints"),
         every: std::time::Duration::ZERO,
     };
 
-    let resumable = |progress: &(dyn Fn(u64) + Sync)| -> Solution {
-        solve(&LevelJob {
+    // Each run has depths of its own, as a process has: a killed one's
+    // are lost with it.
+    let resumable = |progress: &(dyn Fn(u64) + Sync)| -> (Solution, Option<Vec<u16>>) {
+        let depths = new_depths();
+        let solution = solve(&LevelJob {
             rules: &rules,
             level: n,
             lower: &lower,
@@ -1359,8 +1387,9 @@ pub(crate) fn assert_resumes_from_its_checkpoint<K: mancala_gen::Solve>(
             checkpoints: Some(&checkpoints),
             interrupt: None,
             mark_exits: false,
-            depths: None,
-        })
+            depths: depths.as_ref(),
+        });
+        (solution, plies(depths))
     };
 
     // Killed in the propagation, three quarters of the way through the
@@ -1383,11 +1412,12 @@ pub(crate) fn assert_resumes_from_its_checkpoint<K: mancala_gen::Solve>(
     let progress = |units| {
         first.lock().unwrap().get_or_insert(units);
     };
-    let resumed = resumable(&progress);
+    let (resumed, resumed_depths) = resumable(&progress);
     assert!(
         resumed.held_symbols() == &expected[..],
         "resumed level differs"
     );
+    assert!(resumed_depths == expected_depths, "resumed depths differ");
     assert!(first.lock().unwrap().unwrap() > count, "did not resume");
     after_resume();
 
@@ -1397,8 +1427,9 @@ pub(crate) fn assert_resumes_from_its_checkpoint<K: mancala_gen::Solve>(
     bytes[middle] ^= 0x10;
     fs::write(&saved, bytes).unwrap();
     *first.lock().unwrap() = None;
-    let fresh = resumable(&progress);
+    let (fresh, fresh_depths) = resumable(&progress);
     assert!(fresh.held_symbols() == &expected[..], "fresh level differs");
+    assert!(fresh_depths == expected_depths, "fresh depths differ");
     assert!(
         first.lock().unwrap().unwrap() <= count,
         "used a damaged checkpoint"
