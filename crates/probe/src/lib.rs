@@ -24,7 +24,9 @@
 //! ```
 //!
 //! A [`Tablebase`] is typed by its kind of table: `Tablebase<Even>` (the
-//! default) answers values, `Tablebase<Forced>` forced bounds. Single
+//! default) answers values, `Tablebase<Forced>` forced bounds, and
+//! `Tablebase<Depth>` and `Tablebase<Depth<Forced>>` the depths to
+//! conversion of either, read together with them. Single
 //! probes go through a block cache; batches ([`Tablebase::values`],
 //! [`Tablebase::values_and_moves`], [`Tablebase::bounds_and_moves`]) decode
 //! each block once for all their positions. The domain types are
