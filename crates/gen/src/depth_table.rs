@@ -8,9 +8,9 @@ use mancala_format::{Depth, Realized, StoredDepth, TableKind};
 use crate::error::BuildError;
 
 /// The symbols of the positions from level index `first` (which starts a
-/// block of `block_size`) of level `n`, whose depths are `plies`
-/// ([`crate::kernel::NO_DEPTH`] where none) and entries of kind `V`
-/// `values`, into `out`; returns the long depths among them. A position
+/// block of `block_size`) of level `n`, the `k`-th of which has depth
+/// `plies(k)` ([`crate::kernel::NO_DEPTH`] where none) and its entry of
+/// kind `V` in `values`, into `out`; returns the long depths among them. A position
 /// whose mover has a value to realize ([`Realized::stores_depth`]) stores
 /// its depth; every other one repeats the symbol before it in its block,
 /// which the order-1 model codes in next to no bits.
@@ -18,7 +18,7 @@ pub(crate) fn depth_symbols<V: Realized>(
     n: u32,
     first: u64,
     block_size: u32,
-    plies: &[u16],
+    plies: impl Fn(usize) -> u16,
     values: &[i8],
     out: &mut [i8],
 ) -> Result<Vec<(u64, u16)>, BuildError> {
@@ -26,7 +26,8 @@ pub(crate) fn depth_symbols<V: Realized>(
     let mut long = Vec::new();
     let mut last = [0i8];
     let entries = values.chunks_exact(V::WIDTH);
-    for (k, ((&plies, entry), out)) in plies.iter().zip(entries).zip(out).enumerate() {
+    for (k, (entry, out)) in entries.zip(out).enumerate() {
+        let plies = plies(k);
         let at = first + k as u64;
         if at.is_multiple_of(u64::from(block_size)) {
             Depth::<V>::encode(n, StoredDepth::Plies(0), &mut last);

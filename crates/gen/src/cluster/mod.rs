@@ -386,9 +386,10 @@ fn write_depths<K: Solve>(
     (path, writer): (&Path, u32),
 ) -> Result<(), BuildError> {
     let first = depths.first();
-    let plies = depths.into_plies();
+    let plies = depths.finished();
     let mut out = vec![0i8; plies.len()];
-    let long = depth_symbols::<K>(n, first, options.block_size(), &plies, symbols, &mut out);
+    let plies = |at| plies.plies(at);
+    let long = depth_symbols::<K>(n, first, options.block_size(), plies, symbols, &mut out);
     let long = agree(transport, long)?;
     let share = LevelShare {
         path,

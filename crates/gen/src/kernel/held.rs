@@ -3,6 +3,7 @@
 //! pass records into and the thresholds grow, in one process or in each
 //! rank's share of a level.
 
+use std::io::Read;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
@@ -193,7 +194,11 @@ impl Seeds {
 /// The two arrays a checkpoint holds `depths` in: every depth's low
 /// bytes, then its high bytes ([`crate::checkpoint`]).
 pub(crate) fn depth_planes(depths: &Depths) -> [Vec<u8>; 2] {
-    let bytes = depths.to_le_bytes();
+    let mut bytes = Vec::new();
+    depths
+        .le_bytes()
+        .read_to_end(&mut bytes)
+        .expect("reading memory cannot fail");
     [
         bytes.iter().step_by(2).copied().collect(),
         bytes.iter().skip(1).step_by(2).copied().collect(),

@@ -33,6 +33,7 @@ use std::ops::Range;
 
 use mancala_core::{LevelIndex, Rules};
 
+pub(crate) use depths::Finished;
 pub use depths::{Depths, NO_DEPTH};
 pub use exchange::{Exchange, LocalExchange};
 pub(crate) use forward::{forward_pass, Looked, LowerReads, Record, Summary};

@@ -431,14 +431,19 @@ impl<K: LeanKind> Level<'_, K> {
         let Some(checkpoints) = job.checkpoints else {
             return Ok(());
         };
-        let depths = job.depths.map(Depths::to_le_bytes).unwrap_or_default();
+        let state = self.state.bytes();
+        let mut depths = job.depths.map(Depths::le_bytes);
+        let depths: &mut dyn Read = match &mut depths {
+            Some(depths) => depths,
+            None => &mut std::io::empty(),
+        };
         checkpoint::save(
             &checkpoints.path(job.level),
             job.level,
             self.index.count(),
             next,
             &progress.list_lengths(),
-            &mut self.state.bytes().chain(&depths[..]),
+            &mut state.chain(depths),
         )?;
         forward::remove_state_file(&self.dir);
         Ok(())

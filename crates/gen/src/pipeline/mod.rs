@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use crate::checkpoint::Checkpoints;
 use crate::depth_table::{depth_symbols, listable};
 use crate::error::BuildError;
-use crate::kernel::Depths;
+use crate::kernel::{Depths, Finished};
 use crate::lean::{Lean, LeanKind};
 use crate::lock;
 use crate::solve::{Solution, Solve};
@@ -580,13 +580,7 @@ fn build_level<K: Solve>(
     job.depths = depths.as_ref();
     let solution = (solver.solve)(&job)?;
     if let Some(depths) = depths {
-        store_depths::<K>(
-            options,
-            dir,
-            n,
-            depths.into_plies(),
-            solution.held_symbols(),
-        )?;
+        store_depths::<K>(options, dir, n, &depths.finished(), solution.held_symbols())?;
     }
     let (header, bytes) = store::<K>(options, dir, n, &solution)?;
     if let Some(c) = &checkpoints {
@@ -687,14 +681,13 @@ fn store<K: Solve>(
     Ok((header, bytes))
 }
 
-/// Writes level `n`'s depth table from every position's depth in index
-/// order ([`crate::kernel::NO_DEPTH`] where it has none) and its entries
-/// of kind `K`, `values` ([`depth_symbols`]).
+/// Writes level `n`'s depth table from its positions' depths, `plies`,
+/// and their entries of kind `K`, `values` ([`depth_symbols`]).
 fn store_depths<K: Solve>(
     options: &BuildOptions,
     dir: &Path,
     n: u32,
-    plies: Vec<u16>,
+    plies: &Finished,
     values: &[i8],
 ) -> Result<(), BuildError> {
     let block_size = options.block_size();
@@ -703,14 +696,12 @@ fn store_depths<K: Solve>(
     let mut symbols = vec![0i8; plies.len()];
     let long: Vec<Vec<(u64, u16)>> = symbols
         .par_chunks_mut(piece)
-        .zip(
-            plies
-                .par_chunks(piece)
-                .zip(values.par_chunks(piece * K::WIDTH)),
-        )
+        .zip(values.par_chunks(piece * K::WIDTH))
         .enumerate()
-        .map(|(k, (out, (plies, values)))| {
-            depth_symbols::<K>(n, (k * piece) as u64, block_size, plies, values, out)
+        .map(|(k, (out, values))| {
+            let first = k * piece;
+            let plies = |at| plies.plies(first + at);
+            depth_symbols::<K>(n, first as u64, block_size, plies, values, out)
         })
         .collect::<Result<_, _>>()?;
     let long = listable(n, long.into_iter().flatten().collect())?;
