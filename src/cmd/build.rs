@@ -187,6 +187,7 @@ fn memory_mode(asked: Option<MemoryMode>, options: &BuildOptions) -> MemoryMode 
         (None, Some(budget)) => {
             let positions = LevelIndex::new(options.rules.pits(), options.max_stones).count();
             let encoding = options.stored_encoding();
+            let budget = budget.saturating_sub(options.depth_bytes(positions));
             MemoryMode::within(budget, options.cycles, encoding, positions)
                 .unwrap_or(MemoryMode::Lean)
         }

@@ -77,10 +77,10 @@ pub struct BuildOptions {
     /// the level it was solving.
     pub interrupt: Option<Arc<AtomicBool>>,
     /// Also write each level's depth table (`depth-NNN.mtb`, `docs/RULES.md`,
-    /// "Depth to conversion") beside its values, even tables only. A level
-    /// whose depth table is missing is solved again; levels asked for
-    /// depths are not checkpointed, and are solved by the threshold
-    /// propagation whatever the rule set.
+    /// "Depth to conversion") beside its values or bounds. A level whose
+    /// depth table is missing is solved again; levels asked for depths are
+    /// checkpointed between thresholds, not inside their forward pass, and
+    /// are solved by the threshold propagation whatever the rule set.
     pub depths: bool,
 }
 
@@ -184,11 +184,23 @@ impl BuildOptions {
     }
 
     /// About the anonymous memory the largest level takes to solve in the
-    /// build's mode.
+    /// build's mode, with its depths where they are asked for.
     pub fn solving_bytes(&self) -> u64 {
         let positions = LevelIndex::new(self.rules.pits(), self.max_stones).count();
         self.memory
             .solving_bytes(self.cycles, self.stored_encoding(), positions)
+            .saturating_add(self.depth_bytes(positions))
+    }
+
+    /// The memory the depths of a level of `positions` positions take, if
+    /// they are asked for: a byte a position while it is solved, and its
+    /// depth table's symbols, a byte more, while that is written.
+    pub fn depth_bytes(&self, positions: u64) -> u64 {
+        if self.depths {
+            positions.saturating_mul(2)
+        } else {
+            0
+        }
     }
 
     /// What of [`BuildOptions::max_memory`] is left for lower levels held
