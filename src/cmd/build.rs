@@ -134,8 +134,9 @@ pub fn run(args: BuildArgs) -> Result<bool> {
     let leads = job.leads();
     if leads {
         out!(
-            "building {rules}, {}, levels {} in {}",
+            "building {rules}, {} (--cycles {}), levels {} in {}",
             args.cycles.describe(),
+            args.cycles.name(),
             levels_built(&options),
             options.dir().display()
         );
