@@ -25,7 +25,7 @@ pub(crate) struct Progress {
     bars: MultiProgress,
     total: Mutex<Option<ProgressBar>>,
     level: Mutex<Option<ProgressBar>>,
-    /// Units of each bar done by an earlier run ([`mancala_gen::Progress::resumed`]),
+    /// Units of each bar done by an earlier run ([`mancala_core::Progress::resumed`]),
     /// which its ETA leaves out of the rate.
     total_resumed: AtomicU64,
     level_resumed: AtomicU64,
@@ -176,7 +176,7 @@ impl Progress {
 
 /// One display for every long job: builds, verifications, exports and
 /// comparisons.
-impl mancala_gen::Progress for Progress {
+impl mancala_core::Progress for Progress {
     fn started(&self, work: u64) {
         if self.tracked() && work > 0 {
             *Progress::bar(&self.total) = Some(self.styled(work, self.total_label.clone()));
