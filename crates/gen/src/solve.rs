@@ -59,7 +59,7 @@ pub trait Solve: Realized {
 /// A solved level.
 pub struct Solution {
     /// The level's symbols in index order: what lower levels are held as
-    /// while higher ones are solved ([`TableKind::WIDTH`] per position).
+    /// while higher ones are solved ([`mancala_format::TableKind::WIDTH`] per position).
     /// Empty where [`Solution::mapped`] holds them.
     pub symbols: Vec<i8>,
     /// The symbols in a file-backed mapping instead: a level the lean mode

@@ -31,9 +31,7 @@ use crate::usage::Metering;
 mod options;
 mod report;
 
-pub use options::{
-    BuildOptions, MemoryMode, CHECKPOINT_DIR, DEFAULT_CHECKPOINT_EVERY, LEAN_DIR, SCRATCH_DIR,
-};
+pub use options::{BuildOptions, MemoryMode, CHECKPOINT_DIR, LEAN_DIR, SCRATCH_DIR};
 pub(crate) use report::{level_report, reused_report};
 pub use report::{BuildObserver, LevelReport};
 
