@@ -104,6 +104,8 @@ pub fn flag_hint(error: &(dyn StdError + 'static)) -> Option<String> {
                 }
                 (MemoryMode::Lean, Encoding::Full) => None,
             },
+            // Transparent: its `source` is the table error's own source.
+            BuildError::Format(format) => flag_hint(format),
             _ => None,
         };
     }
