@@ -104,8 +104,9 @@ pub struct Analysed {
 pub struct Failure {
     pub kind: &'static str,
     pub message: String,
-    /// The `build` command that would answer, or why none can: advice for
-    /// the command line, which the server's clients cannot take.
+    /// The `build` command or the flag that would answer, or why no build
+    /// can: advice for the command line, which the server's clients cannot
+    /// take.
     pub hint: Option<String>,
 }
 
@@ -134,7 +135,7 @@ impl Failure {
         Failure {
             kind,
             message: e.to_string(),
-            hint: hint::build_hint(e),
+            hint: hint::hint(e),
         }
     }
 
@@ -148,7 +149,7 @@ impl Failure {
         Failure {
             kind,
             message: e.to_string(),
-            hint: None,
+            hint: hint::flag_hint(e),
         }
     }
 

@@ -2,24 +2,25 @@
 //! where a command fixes the problem, that command.
 //!
 //! The libraries' errors carry their facts as typed fields (rule set,
-//! kind, level, directory) and no command-line text; the `build` hints are
-//! written here, from those fields.
+//! kind, level, directory, options) and no command-line text; the `build`
+//! commands and the flags that answer an error are written here, from
+//! those fields.
 
 use std::error::Error as StdError;
 use std::path::Path;
 
 use mancala_core::{Cycles, LevelIndex, Rules, MAX_LEVEL};
 use mancala_format::{tables_dir, Encoding, FormatError};
-use mancala_gen::MemoryMode;
+use mancala_gen::{BuildError, MemoryMode};
 
 use crate::args::{cycles_flag, rules_flags};
 use crate::machine;
 
 /// The one-line message of `error` and its causes, with the `build` command
-/// that would answer it, if there is one.
+/// or the flag that would answer it, if there is one.
 pub fn message(error: &anyhow::Error) -> String {
     let text = chain_text(error);
-    match error.chain().find_map(build_hint) {
+    match error.chain().find_map(hint) {
         Some(hint) => format!("{text}; {hint}"),
         None => text,
     }
@@ -45,7 +46,7 @@ fn chain_text(error: &anyhow::Error) -> String {
 
 /// The `mancala-tb build` command that builds what `error` found missing,
 /// or why this machine cannot.
-pub fn build_hint(error: &(dyn StdError + 'static)) -> Option<String> {
+fn build_hint(error: &(dyn StdError + 'static)) -> Option<String> {
     let probe = match error.downcast_ref::<mancala_engine::Error>() {
         Some(mancala_engine::Error::Tables(probe)) => probe,
         _ => error.downcast_ref::<mancala_probe::Error>()?,
@@ -64,6 +65,60 @@ pub fn build_hint(error: &(dyn StdError + 'static)) -> Option<String> {
             level,
             source: FormatError::Missing { .. },
         } => Some(build_advice(rules, *cycles, *level, None)),
+        _ => None,
+    }
+}
+
+/// The `build` command (as [`build_hint`]) or the flag (as [`flag_hint`])
+/// that answers `error` or an error it wraps, if there is one.
+pub fn hint(error: &(dyn StdError + 'static)) -> Option<String> {
+    let mut cause = Some(error);
+    while let Some(error) = cause {
+        if let Some(hint) = build_hint(error).or_else(|| flag_hint(error)) {
+            return Some(hint);
+        }
+        cause = error.source();
+    }
+    None
+}
+
+/// The flag of the command line that answers `error`, which the
+/// libraries name in their own terms (an option of a build, a kind of
+/// table).
+pub fn flag_hint(error: &(dyn StdError + 'static)) -> Option<String> {
+    if let Some(build) = error.downcast_ref::<BuildError>() {
+        return match build {
+            BuildError::Locked { .. } => {
+                Some("wait for it to end, or pass --wait to wait for it".to_string())
+            }
+            BuildError::Mismatch { .. } => Some(
+                "build with the options these tables were built with to extend them, or with --force to rebuild them"
+                    .to_string(),
+            ),
+            BuildError::MemoryBudget {
+                memory, encoding, ..
+            } => match (memory, encoding) {
+                (MemoryMode::Fast, _) => Some("--memory lean takes much less".to_string()),
+                (MemoryMode::Lean, Encoding::Compact) => {
+                    Some("--encoding full takes much less".to_string())
+                }
+                (MemoryMode::Lean, Encoding::Full) => None,
+            },
+            // Transparent: its `source` is the table error's own source.
+            BuildError::Format(format) => flag_hint(format),
+            _ => None,
+        };
+    }
+    match error.downcast_ref::<FormatError>()? {
+        FormatError::WrongKind {
+            expected, found, ..
+        } if expected.cycles != found.cycles => Some(format!(
+            "{} are the tables of --cycles {}, {} those of --cycles {}",
+            found.cycles,
+            found.cycles.name(),
+            expected.cycles,
+            expected.cycles.name()
+        )),
         _ => None,
     }
 }

@@ -32,6 +32,7 @@ pub mod json;
 pub mod levels;
 mod machine;
 pub mod plot;
+mod progress;
 pub mod server;
 mod signal;
 

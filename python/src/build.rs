@@ -22,7 +22,7 @@ use mancala_core::Cycles;
 use mancala_format::Encoding;
 use mancala_gen::{BuildError, BuildObserver, BuildOptions, LevelReport, Progress};
 
-use crate::errors::{core_error, CorruptedTableError};
+use crate::errors::{core_error, with_hint, CorruptedTableError};
 use crate::rules::rules_arg;
 
 /// How often the waiting thread reports progress and looks for signals.
@@ -216,15 +216,21 @@ fn write_stderr(py: Python<'_>, text: &str) -> PyResult<()> {
     stderr.call_method0("flush").map(drop)
 }
 
-/// A build's error as the exception a Python caller expects.
+/// A build's error as the exception a Python caller expects, with the
+/// call that answers it where there is one.
 fn build_error(error: BuildError) -> PyErr {
     let message = error.to_string();
     match error {
         BuildError::Io { .. } | BuildError::ScratchDamaged { .. } => PyOSError::new_err(message),
-        BuildError::Format(_) => CorruptedTableError::new_err(message),
+        BuildError::Format(format) => CorruptedTableError::new_err(with_hint(message, &format)),
+        BuildError::Mismatch { .. } => PyValueError::new_err(format!(
+            "{message}; build with the encoding these tables were built with to extend them, or with force=True to rebuild them"
+        )),
+        BuildError::Locked { .. } => PyRuntimeError::new_err(format!(
+            "{message}; wait for it to end, then call build again"
+        )),
         BuildError::TooManyStones { .. }
         | BuildError::BlockSize { .. }
-        | BuildError::Mismatch { .. }
         | BuildError::NotAcrossRanks { .. } => PyValueError::new_err(message),
         _ => PyRuntimeError::new_err(message),
     }

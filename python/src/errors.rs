@@ -1,7 +1,8 @@
 //! The package's exceptions, and how the libraries' typed errors become
 //! them: a missing table is a `KeyError` (as in python-chess's
-//! `chess.syzygy`), bad notation a `ValueError`, with the message the
-//! command line gives.
+//! `chess.syzygy`), bad notation a `ValueError`, with the libraries'
+//! message and, where a call fixes the problem, that call (the keyword
+//! arguments, where the command line names its flags).
 
 use pyo3::exceptions::{PyException, PyKeyError, PyValueError};
 use pyo3::prelude::*;
@@ -51,7 +52,25 @@ pub(crate) fn probe_error(error: mancala_probe::Error) -> PyErr {
             source: FormatError::Missing { .. },
             ..
         } => MissingTableError::new_err(message),
-        Error::Table { .. } => CorruptedTableError::new_err(message),
+        Error::Table { source, .. } => CorruptedTableError::new_err(with_hint(message, source)),
+    }
+}
+
+/// `message` with the keyword argument that answers `error`, if one does:
+/// the tables of another kind than asked for are opened and built with
+/// their own `cycles`.
+pub(crate) fn with_hint(message: String, error: &FormatError) -> String {
+    match error {
+        FormatError::WrongKind {
+            expected, found, ..
+        } if expected.cycles != found.cycles => format!(
+            "{message}; {} are the tables of cycles={:?}, {} those of cycles={:?}",
+            found.cycles,
+            found.cycles.name(),
+            expected.cycles,
+            expected.cycles.name()
+        ),
+        _ => message,
     }
 }
 

@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::args::Format;
-use crate::cmd::build::Progress;
+use crate::progress::Progress;
 
 #[derive(Args)]
 pub struct ExportArgs {

@@ -12,7 +12,8 @@ use mancala_gen::BuildOptions;
 use mancala_verify::verify;
 
 use crate::args::{parse_encoding, Format};
-use crate::cmd::build::{print_total, Progress, SUMMARY_HEADER};
+use crate::cmd::build::{print_total, SUMMARY_HEADER};
+use crate::progress::Progress;
 
 /// The highest level the VU database has below its gap at 47.
 const LAST_BEFORE_GAP: u32 = 46;

@@ -11,8 +11,8 @@ use mancala_format::{dir_name, level_files, rule_sets, tables_dir, Even, Forced}
 use mancala_verify::{verify_with, LevelCheck, Recompute, VerifyError, VerifyOptions};
 
 use crate::args::{parse_mib, parse_variant, Format, ProgressArgs};
-use crate::cmd::build::Progress;
 use crate::levels::level_ranges;
+use crate::progress::Progress;
 use crate::signal::stop_on_signal;
 
 #[derive(Args)]

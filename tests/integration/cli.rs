@@ -917,7 +917,10 @@ fn the_wrong_kind_of_table_is_a_one_line_error() {
     )
     .unwrap();
     let err = fails(&["query", "--dir", &even_path, "1,1,1,0,0,0/0,0,0,0,0,0"]);
-    assert!(err.contains("table holds forced bounds"), "{err}");
+    assert!(
+        err.contains("table holds forced bounds, expected even-split values; forced bounds are the tables of --cycles forced"),
+        "{err}"
+    );
     let file = level_file_name(2);
     fs::copy(
         even_dir.path().join("oware-6").join(&file),
@@ -1245,7 +1248,8 @@ fn build_max_memory_picks_the_mode_that_fits() {
     };
     let err = stderr(&build("1", &[]));
     assert!(
-        err.contains("level 12 needs about") && err.contains("more than --max-memory 1 MiB"),
+        err.contains("level 12 needs about")
+            && err.contains("more than the memory budget of 1 MiB"),
         "{err}"
     );
     let err = stderr(&build("260", &["--memory", "fast"]));

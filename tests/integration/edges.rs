@@ -182,6 +182,7 @@ fn builds_take_turns_and_sweep_what_killed_ones_left() {
     lock.try_lock().unwrap();
     let err = fails(&["build", "--stones", "5", "--dir", &path]);
     assert!(err.contains("being built by another build"), "{err}");
+    assert!(err.contains("pass --wait to wait for it"), "{err}");
     let waiting = std::thread::spawn({
         let path = path.clone();
         move || mancala_tb(&["build", "--stones", "5", "--dir", &path, "--wait"])

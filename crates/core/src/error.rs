@@ -164,10 +164,10 @@ pub enum GameError {
 }
 
 /// Characters of a user's input that an error shows, at most.
-pub const ECHOED_CHARS: usize = 60;
+pub(crate) const ECHOED_CHARS: usize = 60;
 
 /// What an error shows of a user's input: `text`, or its first
-/// [`ECHOED_CHARS`] characters and an ellipsis, so that a huge input never
+/// 60 characters and an ellipsis, so that a huge input never
 /// comes back in its error (twice, in a line and an HTTP body); control
 /// characters escaped (`\n`), so that an error stays one line.
 pub fn echoed(text: &str) -> std::borrow::Cow<'_, str> {

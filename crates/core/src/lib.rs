@@ -31,7 +31,7 @@ mod progress;
 mod rules;
 mod value;
 
-pub use error::{echoed, Error, GameError, NotationError, Result, Row, RulesError, ECHOED_CHARS};
+pub use error::{echoed, Error, GameError, NotationError, Result, Row, RulesError};
 pub use game::{parse_move, EndReason, GameEnd, GameState, Outcome, Side, Sowing};
 pub use index::{
     advance, advance_at, advance_cells, binomial, mover_row_rank, opponent_row_rank, rank,

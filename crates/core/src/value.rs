@@ -40,11 +40,12 @@ impl Cycles {
         }
     }
 
-    /// What a table of this kind holds, for messages.
+    /// What a table of this kind holds, for messages: `even-split values`
+    /// or `forced bounds`.
     pub fn describe(self) -> &'static str {
         match self {
-            Cycles::Even => "even-split values (--cycles even)",
-            Cycles::Forced => "forced bounds (--cycles forced)",
+            Cycles::Even => "even-split values",
+            Cycles::Forced => "forced bounds",
         }
     }
 }

@@ -136,7 +136,7 @@ impl LineEnd {
 }
 
 /// The longest principal variation reported.
-pub const MAX_LINE: usize = 1000;
+pub(crate) const MAX_LINE: usize = 1000;
 
 /// Entries of the transposition table unless set otherwise. The table is
 /// allocated zeroed, so untouched entries cost no memory.

@@ -30,11 +30,6 @@ mod engine;
 mod error;
 mod tournament;
 
-pub use engine::{
-    Analysis, Engine, Limits, LineEnd, MoveAnalysis, Score, SearchProgress, Source, MAX_LINE,
-};
+pub use engine::{Analysis, Engine, Limits, LineEnd, MoveAnalysis, Score, SearchProgress, Source};
 pub use error::{Error, Result};
-pub use tournament::{
-    progress_ranks, ProgressRanks, TournamentChoice, TournamentMove, TournamentPlayer,
-    MAX_PROGRESS_NODES,
-};
+pub use tournament::{TournamentChoice, TournamentMove, TournamentPlayer};

@@ -51,7 +51,7 @@ use crate::error::Result;
 
 /// Positions [`progress_ranks`] explores within one level before it gives
 /// up (the choice then falls back to the other criteria).
-pub const MAX_PROGRESS_NODES: usize = 1 << 20;
+pub(crate) const MAX_PROGRESS_NODES: usize = 1 << 20;
 
 /// One legal move as the tournament player sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -256,7 +256,7 @@ fn best_effort_move(moves: &[TournamentMove]) -> u8 {
 
 /// Plies to progress of the positions of one level reachable while a
 /// winner keeps its forced win (see [`progress_ranks`]).
-pub struct ProgressRanks {
+pub(crate) struct ProgressRanks {
     ids: HashMap<(Position, bool), usize>,
     rank: Vec<u32>,
 }
@@ -298,7 +298,7 @@ struct Node {
 /// position's one more than its worst child's, a move that leaves the level
 /// counting 0. Choosing a child of smaller rank every time makes the ranks
 /// of the winner's positions strictly decrease, so it never repeats one.
-pub fn progress_ranks(
+pub(crate) fn progress_ranks(
     tables: &Tablebase<Forced>,
     root: &Position,
     need: u32,

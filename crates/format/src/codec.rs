@@ -28,14 +28,14 @@
 use rayon::prelude::*;
 
 /// Probabilities are integers out of `2^PROB_BITS`.
-pub const PROB_BITS: u32 = 11;
+pub(crate) const PROB_BITS: u32 = 11;
 /// The sum of every context's frequencies.
-pub const PROB_SCALE: u32 = 1 << PROB_BITS;
+pub(crate) const PROB_SCALE: u32 = 1 << PROB_BITS;
 /// rANS keeps its state in `[RANS_L, 2^32)` and moves 16 bits at a time,
 /// so decoding one value reads at most one 16-bit word, without a branch.
 const RANS_L: u32 = 1 << 16;
 /// Symbols are bytes: values span at most 255 (−127..=127).
-pub const MAX_SYMBOLS: usize = 255;
+pub(crate) const MAX_SYMBOLS: usize = 255;
 
 /// The feature of every position a model conditions on, computed by
 /// writers and readers alike from the positions' indices.
@@ -65,7 +65,7 @@ impl Contexts for Uniform {
 
 /// A level's model: for each context, the frequency of each symbol.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Model {
+pub(crate) struct Model {
     /// The value of symbol 0.
     min: i8,
     /// Number of symbols (values `min..min + symbols`).
@@ -83,10 +83,10 @@ pub struct Model {
 
 /// What a model looks like in a file header: the value of symbol 0, and
 /// per context its non-zero `(symbol, frequency)` pairs.
-pub type StoredModel = (i8, Vec<Vec<(u8, u16)>>);
+pub(crate) type StoredModel = (i8, Vec<Vec<(u8, u16)>>);
 
 /// How often each symbol follows each context in some whole blocks of a
-/// level: what a [`Model`] is fitted from. Counts of disjoint ranges of
+/// level: what a `Model` is fitted from. Counts of disjoint ranges of
 /// blocks add up ([`ModelCounts::merge`]), so workers that each hold a part
 /// of a level fit the very model one process holding all of it would.
 #[derive(Clone, Debug, PartialEq, Eq, bincode::Encode, bincode::Decode)]
@@ -428,7 +428,7 @@ impl Model {
 /// values themselves, the second what the first chose. Values that are not
 /// free are kept. Returns the symbols and the model fitted to them, which
 /// codes them.
-pub fn lower_free_values(
+pub(crate) fn lower_free_values(
     values: &[i8],
     free: &[bool],
     block_size: usize,
@@ -515,7 +515,7 @@ fn normalize(counts: &[u64]) -> Vec<u16> {
 /// in the first-level cache), and per context and symbol the frequency and
 /// start (`freq | start << 16`, 256 entries per context so that indexing is
 /// a shift).
-pub struct Decoder {
+pub(crate) struct Decoder {
     min: i8,
     symbols: usize,
     symbol_of_slot: Vec<u8>,
@@ -524,7 +524,7 @@ pub struct Decoder {
 
 /// Why a block did not decode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DecodeError {
+pub(crate) enum DecodeError {
     /// The data ended before the values did.
     Truncated,
     /// The data did not end where the values did.
@@ -594,11 +594,6 @@ impl Decoder {
             return stream.next(1, feature(&mut walk));
         }
         stream.next(0, feature(&mut walk))
-    }
-
-    /// Bytes of decoding tables held.
-    pub fn memory(&self) -> usize {
-        self.symbol_of_slot.len() + self.freq_start.len() * 4
     }
 }
 

@@ -18,9 +18,9 @@ pub const MAGIC: &[u8; 8] = b"MANCALTB";
 pub const END_MARKER: &[u8; 4] = b"TBOK";
 /// The format version this build writes and reads (`docs/FORMAT.md`,
 /// "Versions").
-pub const FORMAT_VERSION: u32 = 2;
+pub(crate) const FORMAT_VERSION: u32 = 2;
 /// The only index scheme so far: every composition, colex rank.
-pub const INDEX_SCHEME: &str = "compositions-colex";
+pub(crate) const INDEX_SCHEME: &str = "compositions-colex";
 /// The largest block size: a group of 65,536 blocks must stay under 4 GiB
 /// so that offsets within it fit 32 bits.
 pub const MAX_BLOCK_SIZE: u32 = 1 << 14;
@@ -66,7 +66,7 @@ pub struct Header {
     /// `(symbol, how often it is stored)`, ascending by symbol, zero counts
     /// left out: for even tables, positions per value.
     pub histogram: Vec<(i8, u64)>,
-    /// The value model every block is coded with ([`Model`]).
+    /// The value model every block is coded with (`Model`).
     pub model: StoredModel,
     /// Depth tables: `(index, plies)` of each position whose stored depth
     /// is [`crate::StoredDepth::Long`], ascending by index; empty in
@@ -138,7 +138,7 @@ impl Header {
     /// is coded in: those of every share of a level add up to the whole
     /// level's ([`ModelCounts::merge`]). Levels of at least
     /// `DEPTH_MOVER_MIN_POSITIONS` (2^22) code their depths in the
-    /// mover's-stones contexts ([`MoverContexts`]); smaller ones in the
+    /// mover's-stones contexts (`MoverContexts`); smaller ones in the
     /// plain order-1 model, whose smaller header costs less than the
     /// contexts save.
     pub fn depth_counts(

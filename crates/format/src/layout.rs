@@ -51,7 +51,7 @@ pub fn dir_name(rules: &Rules, cycles: Cycles) -> String {
 }
 
 /// Reads back a directory name written by [`dir_name`].
-pub fn parse_dir_name(name: &str) -> mancala_core::Result<(Rules, Cycles)> {
+pub(crate) fn parse_dir_name(name: &str) -> mancala_core::Result<(Rules, Cycles)> {
     match name.strip_suffix(FORCED_SUFFIX) {
         Some(id) => Ok((Rules::from_id(id)?, Cycles::Forced)),
         None => Ok((Rules::from_id(name)?, Cycles::Even)),

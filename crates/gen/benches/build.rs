@@ -13,7 +13,7 @@ use std::time::Duration;
 use criterion::{black_box, criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use mancala_core::{LevelIndex, Rules, Variant};
 use mancala_format::Even;
-use mancala_gen::{solve_in_memory, solve_level};
+use mancala_gen::{solve_in_memory, solve_level, Quiet};
 
 /// Solves `level` of `variant` with `pits` pits per side, repeatedly.
 fn bench_level(c: &mut Criterion, variant: Variant, pits: usize, level: u32) {
@@ -30,7 +30,7 @@ fn bench_level(c: &mut Criterion, variant: Variant, pits: usize, level: u32) {
         .throughput(Throughput::Elements(positions));
     group.bench_function(format!("level_{level}"), |b| {
         b.iter(|| {
-            let solution = solve_level(&rules, black_box(level), &lower, &|_| {});
+            let solution = solve_level(&rules, black_box(level), &lower, &Quiet);
             assert_eq!(solution.symbols.len() as u64, positions);
             solution
         })

@@ -9,8 +9,8 @@ use crate::error::BuildError;
 
 /// The symbols of the positions from level index `first` (which starts a
 /// block of `block_size`) of level `n`, the `k`-th of which has depth
-/// `plies(k)` ([`crate::kernel::NO_DEPTH`] where none) and its entry of
-/// kind `V` in `values`, into `out`; returns the long depths among them. A position
+/// `plies(k)` (`NO_DEPTH` where none) and its entry of kind `V` in
+/// `values`, into `out`; returns the long depths among them. A position
 /// whose mover has a value to realize ([`Realized::stores_depth`]) stores
 /// its depth; every other one repeats the symbol before it in its block,
 /// which the order-1 model codes in next to no bits.

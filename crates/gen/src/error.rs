@@ -25,8 +25,9 @@ pub enum BuildError {
         /// The largest block size.
         max: u32,
     },
-    /// Another build holds the table directory.
-    #[error("{} is being built by another build ({holder}); wait for it to end, or build with --wait", dir.display())]
+    /// Another build holds the table directory (a build that should wait
+    /// for it sets [`crate::BuildOptions::wait_for_lock`]).
+    #[error("{} is being built by another build ({holder})", dir.display())]
     Locked {
         /// The rule set's table directory.
         dir: PathBuf,
@@ -34,8 +35,10 @@ pub enum BuildError {
         holder: String,
     },
     /// A present level was stored other than the build asks: a build never
-    /// mixes encodings or block sizes in one set.
-    #[error("level {level} in {} is stored {found}, but {asked} was asked; build with the options these tables were built with to extend them, or with --force to rebuild them", dir.display())]
+    /// mixes encodings or block sizes in one set. The tables present are
+    /// extended by a build with the options they were built with, or
+    /// rebuilt by one with [`crate::BuildOptions::force`].
+    #[error("level {level} in {} is stored {found}, but {asked} was asked", dir.display())]
     Mismatch {
         /// The rule set's table directory.
         dir: PathBuf,
@@ -51,8 +54,11 @@ pub enum BuildError {
     /// thresholds left a checkpoint: the same build resumes.
     #[error("build interrupted; the levels written so far are kept, and running the same build again resumes it")]
     Interrupted,
-    /// The largest level does not fit in the memory budget.
-    #[error("level {level} needs about {} to solve with --memory {}, more than --max-memory {}{}", mib(*needed), memory.cli_name(), mib(*budget), smaller(*memory, *encoding))]
+    /// The largest level does not fit in the memory budget
+    /// ([`crate::BuildOptions::max_memory`]). The lean mode takes much
+    /// less than the fast one, and a lean build of tables stored in the
+    /// full encoding much less than one of compact tables.
+    #[error("level {level} needs about {} to solve in the {} memory mode, more than the memory budget of {}{}", mib(*needed), memory.cli_name(), mib(*budget), why(*memory, *encoding))]
     MemoryBudget {
         /// The largest level of the build.
         level: u32,
@@ -143,18 +149,18 @@ pub enum BuildError {
     },
 }
 
-/// What takes less memory than `memory` with tables stored in `encoding`.
-fn smaller(memory: MemoryMode, encoding: Encoding) -> &'static str {
+/// Why a lean build of a table stored in `encoding` takes as much as it
+/// does, where that is not plain.
+fn why(memory: MemoryMode, encoding: Encoding) -> &'static str {
     match (memory, encoding) {
-        (MemoryMode::Fast, _) => "; --memory lean takes much less",
         (MemoryMode::Lean, Encoding::Compact) => {
-            "; a compact table is written from a byte a position of values, marks and entries each, and --encoding full takes much less"
+            " (a compact table is written from a byte a position of values, marks and entries each)"
         }
-        (MemoryMode::Lean, Encoding::Full) => "",
+        _ => "",
     }
 }
 
-/// `bytes` in whole MiB, as the command line takes memory sizes.
+/// `bytes` in whole MiB.
 fn mib(bytes: u64) -> String {
     format!("{} MiB", bytes.div_ceil(1 << 20))
 }

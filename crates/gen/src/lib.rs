@@ -4,17 +4,23 @@
 //! - [`build`] runs the pipeline: levels `0..=N` in order, valid files
 //!   reused, lower levels held decoded, long levels checkpointed, each
 //!   level stored in the encoding asked for ([`BuildOptions`]).
-//! - A [`Strategy`] solves one level: [`Retrograde`] (forward pass, then
-//!   threshold propagation, its parent updates going through an
-//!   [`Exchange`], [`LocalExchange`] in one process) for every rule set,
-//!   [`OnePass`] for those whose levels cannot cycle.
+//! - A strategy solves one level: retrograde analysis (forward pass, then
+//!   threshold propagation, its parent updates going through an exchange,
+//!   local in one process, across ranks in a cluster) for every rule set,
+//!   one pass for those whose levels cannot cycle.
 //! - Even values and forced bounds are two instances of one pipeline
-//!   ([`Solve`]), each with its own state layout ([`LevelState`]).
-//! - [`Lean`] solves levels with a few bits a position in memory and its
-//!   working lists on disk (`build --memory lean`), writing the same
+//!   ([`Solve`]), each with its own state layout.
+//! - The lean mode ([`MemoryMode::Lean`]) solves levels with a few bits a
+//!   position in memory and its working lists on disk, writing the same
 //!   tables.
 //! - [`import`] runs the same pipeline with each level's values read from
 //!   a [`LevelSource`] (another program's tables) instead of solved.
+//! - [`build_across`] runs it across the ranks of a cluster, over a
+//!   [`Transport`].
+//!
+//! The strategies, the exchange and the checkpoints are exported for this
+//! crate's own tests and benchmarks only, behind the `testing` feature
+//! (hidden from the documentation).
 //!
 //! ```
 //! use mancala_core::{Position, Rules, Variant};
@@ -44,22 +50,30 @@ mod solve;
 mod strategy;
 mod usage;
 
-pub use checkpoint::Checkpoints;
-pub use cluster::{all_gather, build_across, InProcess, RankReport, Split, Transport};
+pub use cluster::{all_gather, build_across, RankReport, Transport};
 pub use error::BuildError;
-pub use even::EvenState;
-pub use forced::ForcedState;
-pub use import::{exit_best_marks, import, LevelSource};
-pub use kernel::{Depths, Exchange, LocalExchange, NO_DEPTH};
-pub use lean::Lean;
+pub use import::{import, LevelSource};
 pub use lock::LOCK_FILE;
 /// Progress as every long job tells it (the generator's, the verifier's,
 /// the VU tools'), and the observer that shows nothing.
 pub use mancala_core::{Progress, Quiet};
-pub use pipeline::{
-    build, solve_in_memory, solve_level, BuildObserver, BuildOptions, LevelReport, MemoryMode,
-    CHECKPOINT_DIR, DEFAULT_CHECKPOINT_EVERY, LEAN_DIR, SCRATCH_DIR,
-};
-pub use solve::{LevelState, Solution, Solve};
-pub use strategy::{LevelJob, OnePass, Retrograde, Strategy};
+pub use pipeline::{build, solve_in_memory, BuildObserver, BuildOptions, LevelReport, MemoryMode};
+pub use solve::Solve;
+pub use strategy::LevelJob;
 pub use usage::{peak_rss_bytes, Usage};
+
+/// The pieces of a build that this crate's integration tests and
+/// benchmarks drive one by one (the `testing` feature, which its own
+/// dev-dependency on itself turns on): not part of the library's surface.
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub use {
+    checkpoint::Checkpoints,
+    cluster::InProcess,
+    import::exit_best_marks,
+    kernel::{Depths, Exchange, NO_DEPTH},
+    lean::Lean,
+    pipeline::{solve_level, CHECKPOINT_DIR, LEAN_DIR, SCRATCH_DIR},
+    solve::Solution,
+    strategy::{OnePass, Retrograde, Strategy},
+};

@@ -12,7 +12,7 @@ use crate::error::VuError;
 use crate::godel::GodelIndex;
 
 /// Pits a side on the VU database's board.
-pub const PITS: usize = 6;
+pub(crate) const PITS: usize = 6;
 
 /// The rule set the VU database was solved under: our `awari`.
 pub fn rules() -> Rules {
@@ -25,7 +25,7 @@ pub fn file_name(n: u32) -> String {
 }
 
 /// Level `n`'s file in `dir`.
-pub fn file_path(dir: &Path, n: u32) -> PathBuf {
+pub(crate) fn file_path(dir: &Path, n: u32) -> PathBuf {
     dir.join(file_name(n))
 }
 

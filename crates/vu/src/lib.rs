@@ -27,7 +27,7 @@ mod ours;
 pub use compare::{compare, LevelComparison, Mismatch, FIRST_MISMATCHES};
 pub use error::VuError;
 pub use export::{export, ExportedLevel};
-pub use files::{file_name, file_path, levels_in, rules, PITS};
+pub use files::{file_name, levels_in, rules};
 pub use godel::{is_numbered, GodelIndex};
 pub use import::import;
 

@@ -53,9 +53,7 @@ use std::sync::atomic::{
 use mancala_core::{rank, LevelIndex, Move, MoveList, Position, Rules, Successors, MAX_PITS};
 use rayon::prelude::*;
 
-use super::{
-    ChosenEntries, ContextModel, Encoding, EntryReader, SolvedValues, ValueEncoding, Window,
-};
+use super::{ChosenEntries, ContextModel, EntryReader, SolvedValues, ValueEncoding, Window};
 use crate::codec::{self, Contexts, Uniform};
 use crate::kind::Even;
 use crate::levels::Levels;
@@ -64,7 +62,7 @@ use crate::levels::Levels;
 const CHUNK: usize = 1 << 14;
 
 /// Mover's-stone counts above this share one context.
-pub const MOVER_CAP: u32 = 12;
+pub(crate) const MOVER_CAP: u32 = 12;
 
 /// Compact levels of at least this many positions code their entries in
 /// the mover's-stones contexts.
@@ -79,8 +77,6 @@ const NAME_UNIFORM: &str = "rans-order1-11-descending";
 pub struct Compact;
 
 impl ValueEncoding for Compact {
-    const ENCODING: Encoding = Encoding::Compact;
-
     /// Probes read several entries anyway, so blocks favour size.
     fn default_block_size() -> u32 {
         2048
@@ -269,7 +265,7 @@ pub(crate) fn for_each_restoring_move(
 /// Which moves of one position restore its value: what the rule needs to
 /// know of the position, worked out once for all its moves.
 #[derive(Clone, Copy, Debug)]
-pub struct Restoring {
+pub(crate) struct Restoring {
     /// Every move but an extra turn restores: the level cannot cycle, or
     /// no move leads to the position.
     everything: bool,
@@ -318,7 +314,7 @@ pub fn descends(parent_mover: u32, parent_rank: u64, child: &Position) -> bool {
 /// The coding contexts of a compact level: each position's stones on the
 /// mover's side, capped at [`MOVER_CAP`], and where moves give extra turns
 /// whether one of its moves does.
-pub struct MoverContexts {
+pub(crate) struct MoverContexts {
     index: LevelIndex,
     extra_turns: bool,
 }

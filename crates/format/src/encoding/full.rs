@@ -3,9 +3,7 @@
 
 use mancala_core::{Position, Rules};
 
-use super::{
-    ChosenEntries, ContextModel, Encoding, EntryReader, SolvedValues, ValueEncoding, Window,
-};
+use super::{ChosenEntries, ContextModel, EntryReader, SolvedValues, ValueEncoding, Window};
 use crate::codec::{Model, Uniform};
 use crate::kind::Even;
 use crate::levels::Levels;
@@ -20,8 +18,6 @@ const NAME: &str = "rans-order1-11";
 const NAME_MOVER: &str = "rans-order1-mover-11";
 
 impl ValueEncoding for Full {
-    const ENCODING: Encoding = Encoding::Full;
-
     /// A cold probe, and a batch with few probes a block, decode half a
     /// block at a few nanoseconds a value, and each block costs 16 bytes
     /// of framing (index entry and rANS states): 768 keeps both small

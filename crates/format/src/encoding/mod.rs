@@ -23,9 +23,9 @@ use crate::codec::Model;
 use crate::kind::Even;
 use crate::levels::Levels;
 
-pub use compact::{
-    free_entries, unreachable_by_moves, Compact, MoverContexts, Restoring, MOVER_CAP,
-};
+pub use compact::{free_entries, unreachable_by_moves, Compact};
+#[allow(unused_imports)]
+pub(crate) use compact::{MoverContexts, Restoring, MOVER_CAP};
 pub use full::Full;
 
 /// How an even table stores its values (`build --encoding`).
@@ -45,7 +45,7 @@ pub enum Encoding {
 pub enum ContextModel {
     /// Nothing: the plain order-1 model.
     Uniform,
-    /// The stones on the mover's side ([`MoverContexts`]).
+    /// The stones on the mover's side (`MoverContexts`).
     Mover,
 }
 
@@ -74,7 +74,7 @@ pub struct ChosenEntries<'a> {
     /// The contexts the model conditions on.
     pub contexts: ContextModel,
     /// The model fitted to the entries.
-    pub model: Model,
+    pub(crate) model: Model,
 }
 
 /// Where a reader gets entries while it restores a value: a tablebase's
@@ -103,10 +103,7 @@ pub trait EntryReader: Sync {
 }
 
 /// One value encoding: its writer and its two readers.
-pub trait ValueEncoding {
-    /// Which encoding this is.
-    const ENCODING: Encoding;
-
+pub(crate) trait ValueEncoding {
     /// Positions per block unless a build says otherwise: a probe decodes
     /// half a block on average, and each block costs 16 bytes of framing.
     fn default_block_size() -> u32;
@@ -203,7 +200,7 @@ impl Encoding {
         with_encoding!(self, E => E::entries_are_values())
     }
 
-    /// The value of `pos` from its entry (see [`ValueEncoding::value`]).
+    /// The value of `pos` from its entry (see `ValueEncoding::value`).
     #[inline]
     pub fn value<R: EntryReader>(
         self,
@@ -217,7 +214,7 @@ impl Encoding {
     }
 
     /// Restores the values of a decoded level (see
-    /// [`ValueEncoding::restore`]).
+    /// `ValueEncoding::restore`).
     pub fn restore(self, rules: &Rules, n: u32, entries: &mut [i8], lower: &Levels<Even>) {
         with_encoding!(self, E => E::restore(rules, n, entries, lower))
     }

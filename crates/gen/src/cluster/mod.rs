@@ -40,7 +40,9 @@ use mancala_core::{Cycles, LevelIndex, Rules};
 use mancala_format::{depth_path, level_path, Encoding, Even, Forced, Table, TableId};
 
 pub use shares::Split;
-pub use transport::{all_gather, InProcess, Transport};
+#[cfg(feature = "testing")]
+pub use transport::InProcess;
+pub use transport::{all_gather, Transport};
 use transport::{broadcast, gather_u64};
 
 use crate::depth_table::depth_symbols;

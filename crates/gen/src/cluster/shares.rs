@@ -44,14 +44,6 @@ impl Split {
     pub fn ranks(&self) -> usize {
         self.starts.len() - 1
     }
-
-    /// The most positions any rank owns.
-    pub fn largest(&self) -> u64 {
-        (0..self.ranks())
-            .map(|r| self.range(r).end - self.range(r).start)
-            .max()
-            .unwrap_or(0)
-    }
 }
 
 /// One rank's part of a solved level: its range and their symbols.

@@ -58,12 +58,15 @@ pub fn broadcast(transport: &impl Transport, bytes: Vec<u8>) -> Vec<u8> {
 /// [`InProcess::run`] starts the ranks; each gets its own handle. A rank
 /// that ends (returns or panics) before the others makes any exchange they
 /// are waiting in, or start, panic naming it, so a failed rank never
-/// leaves the others blocked.
+/// leaves the others blocked. The tests' transport (the `testing`
+/// feature).
+#[cfg_attr(not(feature = "testing"), allow(dead_code))]
 pub struct InProcess {
     shared: Arc<Shared>,
     rank: usize,
 }
 
+#[cfg_attr(not(feature = "testing"), allow(dead_code))]
 struct Shared {
     ranks: usize,
     round: Mutex<Round>,
@@ -71,6 +74,7 @@ struct Shared {
 }
 
 /// The mailboxes of the exchange under way.
+#[cfg_attr(not(feature = "testing"), allow(dead_code))]
 struct Round {
     /// `mail[to][from]`.
     mail: Vec<Vec<Option<Vec<u8>>>>,
@@ -83,6 +87,7 @@ struct Round {
     gone: Option<usize>,
 }
 
+#[cfg_attr(not(feature = "testing"), allow(dead_code))]
 impl InProcess {
     /// Runs `rank_main` on `ranks` threads, each with its own transport,
     /// and returns their results by rank.

@@ -33,8 +33,10 @@ use std::ops::Range;
 
 use mancala_core::{LevelIndex, Rules};
 
+pub use depths::Depths;
 pub(crate) use depths::Finished;
-pub use depths::{Depths, NO_DEPTH};
+#[cfg(feature = "testing")]
+pub use depths::NO_DEPTH;
 pub use exchange::{Exchange, LocalExchange};
 pub(crate) use forward::{forward_pass, Looked, LowerReads, Record, Summary};
 pub(crate) use frontier::Frontier;

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
-use mancala_core::{Cycles, LevelIndex, Rules};
+use mancala_core::{Cycles, LevelIndex, Progress, Quiet, Rules};
 use mancala_format::{
     depth_path, level_path, table_path, write_level, Depth, Encoding, Even, Forced, FormatError,
     Header, Levels, Scratch, Table, TableId, TableKind,
@@ -31,9 +31,7 @@ use crate::usage::Metering;
 mod options;
 mod report;
 
-pub use options::{
-    BuildOptions, MemoryMode, CHECKPOINT_DIR, DEFAULT_CHECKPOINT_EVERY, LEAN_DIR, SCRATCH_DIR,
-};
+pub use options::{BuildOptions, MemoryMode, CHECKPOINT_DIR, LEAN_DIR, SCRATCH_DIR};
 pub(crate) use report::{level_report, reused_report};
 pub use report::{BuildObserver, LevelReport};
 
@@ -595,7 +593,7 @@ fn build_level<K: Solve>(
 }
 
 /// Where a job's work units go ([`LevelJob::progress`]).
-type Progress<'a> = dyn Fn(u64) + Sync + 'a;
+type Units<'a> = dyn Fn(u64) + Sync + 'a;
 
 /// The job of solving level `n` from `lower`, its work units and those
 /// done before it resumed reported to `progress` and `resumed`.
@@ -603,7 +601,7 @@ fn level_job<'a, K: Solve>(
     options: &'a BuildOptions,
     n: u32,
     lower: &'a Levels<K>,
-    (progress, resumed): (&'a Progress<'a>, Option<&'a Progress<'a>>),
+    (progress, resumed): (&'a Units<'a>, Option<&'a Units<'a>>),
     checkpoints: Option<&'a Checkpoints>,
 ) -> LevelJob<'a, K> {
     let rules = &options.rules;
@@ -715,25 +713,27 @@ fn store_depths<K: Solve>(
 pub fn solve_in_memory<K: Solve>(rules: &Rules, max_stones: u32) -> Levels<K> {
     let mut solved = Levels::new();
     for n in 0..=max_stones {
-        let solution = solve_level(rules, n, &solved, &|_| {});
+        let solution = solve_level(rules, n, &solved, &Quiet);
         solved.push(solution.symbols);
     }
     solved
 }
 
 /// Solves level `n` from the solved levels `0..n`, in memory, without
-/// checkpoints. `progress` receives `2 × positions` work units in all.
+/// checkpoints. `progress` is told `2 × positions` work units in all, as
+/// [`Progress::advanced`] (not [`Progress::level_started`]: the caller
+/// knows the level).
 pub fn solve_level<K: Solve>(
     rules: &Rules,
     n: u32,
     lower: &Levels<K>,
-    progress: &(dyn Fn(u64) + Sync),
+    progress: &dyn Progress,
 ) -> Solution {
     let job = LevelJob {
         rules,
         level: n,
         lower,
-        progress,
+        progress: &|units| progress.advanced(units),
         resumed: None,
         checkpoints: None,
         interrupt: None,
