@@ -9,7 +9,7 @@
 //! leaves the level (1 ply) or reaches a position of the same level whose
 //! new mover is ahead, whose depth is stored.
 
-use mancala_core::{Bounds, Position, Rules, Successors};
+use mancala_core::{Bounds, Move, Position, Rules, Successors};
 
 /// The depth to conversion of `pos`, worth `value` to its mover, by the
 /// reading above: `value_of` gives the value of a position of the level,
@@ -30,13 +30,33 @@ pub fn depth_of<E>(
     if stores_depth(value) {
         return stored_of(pos).map(Some);
     }
+    longest_keeping(
+        rules,
+        pos,
+        |m| Ok(m.value_given_child(value_of(&m.child)?) == value),
+        stored_of,
+    )
+}
+
+/// The depth of `pos` for a side that is not the mover, one ply deep: 0 at
+/// the game's end, else the most, over the mover's moves that `keeps`
+/// (those that keep that side's value or bound), of 1 for a move that
+/// leaves the level and one more than the child's stored depth
+/// (`stored_of`; the child's mover is that side) for another. `None`
+/// where no move keeps it, which only damage gives.
+fn longest_keeping<E>(
+    rules: &Rules,
+    pos: &Position,
+    mut keeps: impl FnMut(&Move) -> Result<bool, E>,
+    mut stored_of: impl FnMut(&Position) -> Result<u16, E>,
+) -> Result<Option<u16>, E> {
     let moves = match rules.successors(pos) {
         Successors::Terminal(_) => return Ok(Some(0)),
         Successors::Moves(moves) => moves,
     };
     let mut longest = None;
     for m in moves.iter() {
-        if m.value_given_child(value_of(&m.child)?) != value {
+        if !keeps(m)? {
             continue;
         }
         let plies = if m.leaves_level() {
@@ -56,57 +76,26 @@ pub fn stores_depth(value: i32) -> bool {
     value > 0
 }
 
-/// A position's depths to conversion under forced bounds (`docs/RULES.md`,
-/// "Depth to conversion"): the plies within which each side realizes his
-/// bound when he plays to, whatever the other does. `None` for a side
-/// whose bound is 0, which has nothing to realize.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ForcedDepths {
-    /// The mover's, which a forced depth table stores.
-    pub mover: Option<u16>,
-    /// The opponent's, read from the children one ply deep.
-    pub opponent: Option<u16>,
-}
-
-/// The depths to conversion of `pos`, whose bounds are `bounds`: the
-/// mover's as the table stores it (`stored_of`, asked only where his bound
-/// is not 0), and the opponent's by the reading of a forced depth table.
-/// At the game's end it is 0; elsewhere the most, over the mover's moves
-/// that keep the opponent's bound (`bounds_of` gives a child's bounds), of
-/// 1 where the move leaves the level, else one more than the child's
-/// stored depth (the child's mover is this opponent, and his bound there
-/// is the one kept). `None` where a bound is 0, or where a bound other than
-/// 0 has no move keeping it (bounds that are not a solution, which only
-/// damage gives).
-pub fn forced_depths_of<E>(
+/// The opponent's depth to conversion at `pos`, whose forced bounds are
+/// `bounds` (`docs/RULES.md`, "Depths of forced bounds"): the plies within
+/// which he realizes his bound, read from the mover's moves that keep it
+/// (`bounds_of` gives a child's bounds) and the stored depths of their
+/// children, whose mover he is. `None` where his bound is 0. (The mover's
+/// own depth is the one a forced depth table stores.)
+pub fn forced_opponent_depth<E>(
     rules: &Rules,
     pos: &Position,
     bounds: Bounds,
     mut bounds_of: impl FnMut(&Position) -> Result<Bounds, E>,
-    mut stored_of: impl FnMut(&Position) -> Result<u16, E>,
-) -> Result<ForcedDepths, E> {
-    let mover = match bounds.mover {
-        0 => None,
-        _ => Some(stored_of(pos)?),
-    };
-    let opponent = match (bounds.opponent, rules.successors(pos)) {
-        (0, _) => None,
-        (_, Successors::Terminal(_)) => Some(0),
-        (_, Successors::Moves(moves)) => {
-            let mut longest = None;
-            for m in moves.iter() {
-                if Bounds::after_move(m, bounds_of(&m.child)?).opponent != bounds.opponent {
-                    continue;
-                }
-                let plies = if m.leaves_level() {
-                    1
-                } else {
-                    stored_of(&m.child)?.saturating_add(1)
-                };
-                longest = longest.max(Some(plies));
-            }
-            longest
-        }
-    };
-    Ok(ForcedDepths { mover, opponent })
+    stored_of: impl FnMut(&Position) -> Result<u16, E>,
+) -> Result<Option<u16>, E> {
+    if bounds.opponent == 0 {
+        return Ok(None);
+    }
+    longest_keeping(
+        rules,
+        pos,
+        |m| Ok(Bounds::after_move(m, bounds_of(&m.child)?).opponent == bounds.opponent),
+        stored_of,
+    )
 }

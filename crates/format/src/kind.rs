@@ -259,7 +259,7 @@ impl TableKind for Forced {
 /// where the mover has something to realize: where he is ahead (even), or
 /// where his forced bound is not 0 (forced). Everywhere else a reader
 /// derives the depth from the values one ply deep ([`crate::depth_of`],
-/// [`crate::forced_depths_of`]), so the writer stores there whatever codes
+/// [`crate::forced_opponent_depth`]), so the writer stores there whatever codes
 /// cheapest. A depth of [`Depth::LONG_PLIES`] or more is stored as
 /// [`StoredDepth::Long`] and found in the header's list of long depths.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -8,7 +8,7 @@
 //!   [`Compact`]), and how a reader gets the values back;
 //! - [`TableFile`] and [`Table`]: a mapped, validated file, typed by its
 //!   kind ([`Even`], [`Forced`], [`Depth`]), and [`depth_of`] and
-//!   [`forced_depths_of`]: a position's depth from a depth table and the
+//!   [`forced_opponent_depth`]: a position's depth from a depth table and the
 //!   values;
 //! - [`Levels`] and [`Scratch`]: decoded levels held for random access,
 //!   in memory or mapped, by rank or flipped ([`Order`]);
@@ -36,7 +36,7 @@ mod levels;
 mod order;
 mod write;
 
-pub use depth::{depth_of, forced_depths_of, ForcedDepths};
+pub use depth::{depth_of, forced_opponent_depth};
 pub use encoding::{Compact, ContextModel, Encoding, EntryReader, Full, Window};
 pub use error::{FormatError, TableId};
 pub use file::{Access, Table, TableFile};

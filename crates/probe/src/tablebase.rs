@@ -10,7 +10,7 @@ use mancala_core::{
     MAX_PITS,
 };
 use mancala_format::{
-    depth_of, depth_path, forced_depths_of, levels_available, table_path, tables_dir, Access,
+    depth_of, depth_path, forced_opponent_depth, levels_available, table_path, tables_dir, Access,
     Depth, EntryReader, Even, Forced, FormatError, Realized, StoredDepth, Stores, Table, TableId,
     TableKind, Window,
 };
@@ -347,21 +347,21 @@ impl Tablebase<Depth<Forced>> {
     /// The plies within which move `m` of a position these tables hold
     /// realizes what it makes sure of for its mover: 1 if it leaves the
     /// level, else one more than the child's depth for its opponent's
-    /// bound (read from the grandchildren, [`forced_depths_of`]); `None`
+    /// bound (read from the grandchildren, [`forced_opponent_depth`]); `None`
     /// where the move makes sure of nothing.
     pub fn move_depth(&self, bounds: &Tablebase<Forced>, m: &Move) -> Result<Option<u16>> {
         if m.leaves_level() {
             return Ok(Some(1));
         }
         self.check(&m.child)?;
-        let depths = forced_depths_of(
+        let depth = forced_opponent_depth(
             &self.rules,
             &m.child,
             bounds.bounds(&m.child)?,
             |grandchild| bounds.bounds(grandchild),
             |pos| self.stored_depth(pos),
         )?;
-        Ok(depths.opponent.map(|d| d + 1))
+        Ok(depth.map(|d| d + 1))
     }
 }
 

@@ -24,9 +24,9 @@ use std::sync::Arc;
 
 use mancala_core::{Bounds, LevelIndex, Move, Position, Rules, MAX_PITS};
 use mancala_format::{
-    depth_of, depth_path, dir_name, flip_gathered_bytes, forced_depths_of, histogram, level_path,
-    levels_available, tables_dir, Depth, Even, Forced, FormatError, Levels, Plies, Realized,
-    Scratch, StoredDepth, Table, TableId, TableKind, MAPPED_MIN_POSITIONS,
+    depth_of, depth_path, dir_name, flip_gathered_bytes, forced_opponent_depth, histogram,
+    level_path, levels_available, tables_dir, Depth, Even, Forced, FormatError, Levels, Plies,
+    Realized, Scratch, StoredDepth, Table, TableId, TableKind, MAPPED_MIN_POSITIONS,
 };
 use rayon::prelude::*;
 
@@ -294,7 +294,7 @@ fn depth_mismatches(
 /// at a terminal position, else the least, over the moves that keep his
 /// bound, of 1 for one that leaves the level and one more than the
 /// child's depth for his opponent's bound there (read from the
-/// grandchildren's stored depths, `forced_depths_of`) for another.
+/// grandchildren's stored depths, `forced_opponent_depth`) for another.
 fn forced_depth_mismatches(
     rules: &Rules,
     n: u32,
@@ -305,20 +305,17 @@ fn forced_depth_mismatches(
     let index = LevelIndex::new(rules.pits(), n);
     let bounds_of = |pos: &Position| -> Result<Bounds, FormatError> { Ok(levels.entry(pos)) };
     let stored_of = |pos: &Position| stored_depth(table, stored, index.rank(pos));
-    let depths_at = |pos: &Position| {
-        forced_depths_of(rules, pos, levels.entry(pos), bounds_of, stored_of).unwrap_or(
-            mancala_format::ForcedDepths {
-                mover: None,
-                opponent: None,
-            },
-        )
+    // A long depth missing from the list is none, which no position whose
+    // bound is not 0 has.
+    let opponent_depth = |pos: &Position| {
+        forced_opponent_depth(rules, pos, levels.entry(pos), bounds_of, stored_of).unwrap_or(None)
     };
     check_depth_level(rules, n, |pos| {
         let bounds = levels.entry(pos);
-        let stored = Plies(depths_at(pos).mover);
         if bounds.mover == 0 {
-            return (stored, Plies(None));
+            return (Plies(None), Plies(None));
         }
+        let stored = Plies(stored_of(pos).ok());
         let mut least: Option<u32> = None;
         let terminal = rules.for_each_move(pos, |m| {
             if Bounds::after_move(m, levels.entry(&m.child)).mover != bounds.mover {
@@ -329,9 +326,7 @@ fn forced_depth_mismatches(
             } else {
                 // A child without a depth where it must have one: no depth
                 // is consistent.
-                depths_at(&m.child)
-                    .opponent
-                    .map_or(u32::MAX, |d| u32::from(d) + 1)
+                opponent_depth(&m.child).map_or(u32::MAX, |d| u32::from(d) + 1)
             };
             least = Some(least.map_or(plies, |l| l.min(plies)));
         });
