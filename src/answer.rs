@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use mancala_core::{push_decimal, Bounds, MoveBounds, MoveValue, Position, Rules};
+use mancala_core::{push_decimal, Bounds, Move, MoveBounds, MoveValue, Position, Rules};
 use mancala_format::FormatError;
 use mancala_probe::{conversion_rank, Depth, Even, Forced, Realized, TableKind, Tablebase};
 use rayon::prelude::*;
@@ -51,18 +51,8 @@ impl Depths {
         values: &Tablebase<Even>,
         pos: &Position,
     ) -> mancala_probe::Result<Depths> {
-        let mut moves = Vec::new();
-        let mut found = Ok(());
-        values
-            .rules()
-            .for_each_move(pos, |m| match tb.move_depth(values, m) {
-                Ok(depth) => moves.push(depth),
-                Err(e) => found = Err(e),
-            });
-        found?;
-        Ok(Depths {
-            position: tb.depth(values, pos)?,
-            moves,
+        Depths::probed(values.rules(), pos, tb.depth(values, pos)?, |m| {
+            tb.move_depth(values, m)
         })
     }
 
@@ -74,19 +64,34 @@ impl Depths {
         bounds: &Tablebase<Forced>,
         pos: &Position,
     ) -> mancala_probe::Result<Depths> {
+        Depths::probed(bounds.rules(), pos, tb.depth(bounds, pos)?, |m| {
+            tb.move_depth(bounds, m)
+        })
+    }
+
+    /// The depths of `pos`, whose own is `position`, with each legal
+    /// move's (in pit order) from `move_depth`.
+    fn probed(
+        rules: &Rules,
+        pos: &Position,
+        position: Option<u16>,
+        mut move_depth: impl FnMut(&Move) -> mancala_probe::Result<Option<u16>>,
+    ) -> mancala_probe::Result<Depths> {
         let mut moves = Vec::new();
         let mut found = Ok(());
-        bounds
-            .rules()
-            .for_each_move(pos, |m| match tb.move_depth(bounds, m) {
-                Ok(depth) => moves.push(depth),
-                Err(e) => found = Err(e),
-            });
+        rules.for_each_move(pos, |m| match move_depth(m) {
+            Ok(depth) => moves.push(depth),
+            Err(e) => found = Err(e),
+        });
         found?;
-        Ok(Depths {
-            position: tb.depth(bounds, pos)?,
-            moves,
-        })
+        Ok(Depths { position, moves })
+    }
+
+    /// How move `k`'s depth is shown beside it: ` (n)`, or nothing.
+    fn of_move(depths: Option<&Depths>, k: usize) -> String {
+        depths
+            .and_then(|d| d.moves[k])
+            .map_or(String::new(), |plies| format!(" ({plies})"))
     }
 }
 
@@ -491,8 +496,7 @@ impl Analysed {
                     ),
                 };
                 if let Some(plies) = depths.as_ref().and_then(|d| d.position) {
-                    let unit = if plies == 1 { "ply" } else { "plies" };
-                    text += &format!("converts in {plies} {unit} (depth to conversion)\n");
+                    text += &format!("converts in {} (depth to conversion)\n", in_plies(plies));
                 }
                 // With depths, the first best move is the one that converts.
                 let first_best = depths.as_ref().and_then(|_| self.best().first().copied());
@@ -500,15 +504,8 @@ impl Analysed {
                     .iter()
                     .enumerate()
                     .map(|(k, m)| {
-                        let depth = depths
-                            .as_ref()
-                            .and_then(|d| d.moves[k])
-                            .map_or(String::new(), |plies| format!(" ({plies})"));
-                        let mark = if Some(m.letter()) == first_best {
-                            "**"
-                        } else {
-                            best_mark(m.value == *value)
-                        };
+                        let depth = Depths::of_move(depths.as_ref(), k);
+                        let mark = move_mark(Some(m.letter()) == first_best, m.value == *value);
                         format!("{} {:+}{depth}{mark}", m.letter(), m.value)
                     })
                     .collect()
@@ -529,8 +526,7 @@ impl Analysed {
                     bounds.verdict(n, *captured).name()
                 );
                 if let Some(plies) = depths.as_ref().and_then(|d| d.position) {
-                    let unit = if plies == 1 { "ply" } else { "plies" };
-                    text += &format!("the mover realizes his bound in {plies} {unit}\n");
+                    text += &format!("the mover realizes his bound in {}\n", in_plies(plies));
                 }
                 let first_best = self.best().first().copied();
                 moves
@@ -539,15 +535,9 @@ impl Analysed {
                     .map(|(k, m)| {
                         let b = m.bounds;
                         let verdict = b.verdict(n, *captured).name();
-                        let depth = depths
-                            .as_ref()
-                            .and_then(|d| d.moves[k])
-                            .map_or(String::new(), |plies| format!(" ({plies})"));
-                        let mark = if Some(m.letter()) == first_best {
-                            "**"
-                        } else {
-                            best_mark(b.mover == bounds.mover)
-                        };
+                        let depth = Depths::of_move(depths.as_ref(), k);
+                        let first = Some(m.letter()) == first_best;
+                        let mark = move_mark(first, b.mover == bounds.mover);
                         format!("{} {b} {verdict}{depth}{mark}", m.letter())
                     })
                     .collect()
@@ -585,6 +575,22 @@ impl Analysed {
 fn push_signed(out: &mut String, value: i32) {
     out.push(if value < 0 { '-' } else { '+' });
     push_decimal(out, value.unsigned_abs());
+}
+
+/// `n ply` or `n plies`.
+fn in_plies(plies: u16) -> String {
+    let unit = if plies == 1 { "ply" } else { "plies" };
+    format!("{plies} {unit}")
+}
+
+/// A move's mark in the board picture: `**` on the one to play, `*` on
+/// the others that keep the value (or the mover's bound).
+fn move_mark(to_play: bool, keeps: bool) -> &'static str {
+    if to_play {
+        "**"
+    } else {
+        best_mark(keeps)
+    }
 }
 
 /// The best-move mark.
