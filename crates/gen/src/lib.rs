@@ -72,7 +72,7 @@ pub use {
     cluster::InProcess,
     import::exit_best_marks,
     kernel::{Depths, Exchange, NO_DEPTH},
-    lean::Lean,
+    lean::{Lean, LeanKind},
     pipeline::{solve_level, CHECKPOINT_DIR, LEAN_DIR, SCRATCH_DIR},
     solve::Solution,
     strategy::{OnePass, Retrograde, Strategy},

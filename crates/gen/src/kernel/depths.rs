@@ -136,13 +136,42 @@ impl Depths {
     /// Takes back the depths [`Depths::le_bytes`] gave; false (and
     /// nothing taken) if `bytes` are not two a position.
     pub(crate) fn restore(&self, bytes: &[u8]) -> bool {
-        if bytes.len() != 2 * self.rounds.len() {
-            return false;
+        bytes.len() == 2 * self.rounds.len()
+            && self.restore_with(|at| u16::from_le_bytes([bytes[2 * at], bytes[2 * at + 1]]))
+    }
+
+    /// The depths as two arrays of a byte a position, every depth's low
+    /// bytes and then its high bytes: how the in-memory mode's checkpoint
+    /// holds them beside its state's arrays ([`crate::checkpoint`]).
+    pub(crate) fn planes(&self) -> [Vec<u8>; 2] {
+        let depths = self.finished();
+        let (low, high) = (0..depths.len())
+            .into_par_iter()
+            .map(|at| {
+                let [low, high] = depths.plies(at).to_le_bytes();
+                (low, high)
+            })
+            .unzip();
+        [low, high]
+    }
+
+    /// Takes back the depths [`Depths::planes`] gave; false (and nothing
+    /// taken) if they are not two arrays of a byte a position.
+    pub(crate) fn restore_planes(&self, planes: &[Vec<u8>]) -> bool {
+        let count = self.rounds.len();
+        match planes {
+            [low, high] if low.len() == count && high.len() == count => {
+                self.restore_with(|at| u16::from_le_bytes([low[at], high[at]]))
+            }
+            _ => false,
         }
-        bytes
-            .par_chunks_exact(2)
-            .enumerate()
-            .for_each(|(at, b)| self.set(at, u16::from_le_bytes([b[0], b[1]])));
+    }
+
+    /// Sets every position's depth to `plies(index)`; true.
+    fn restore_with(&self, plies: impl Fn(usize) -> u16 + Sync) -> bool {
+        (0..self.rounds.len())
+            .into_par_iter()
+            .for_each(|at| self.set(at, plies(at)));
         true
     }
 

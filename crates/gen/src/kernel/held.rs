@@ -3,7 +3,6 @@
 //! pass records into and the thresholds grow, in one process or in each
 //! rank's share of a level.
 
-use std::io::Read;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
@@ -105,7 +104,7 @@ impl<K: Solve> Ledger for HeldThresholds<'_, K> {
     fn save(&mut self, next: u32) -> Result<(), BuildError> {
         match &self.checkpoint {
             Some(path) => {
-                let planes = self.depths.map(depth_planes);
+                let planes = self.depths.map(Depths::planes);
                 let extra: Vec<&[u8]> = planes.iter().flatten().map(Vec::as_slice).collect();
                 checkpoint::save(path, self.level, next, &self.held.state.arrays(), &extra)
             }
@@ -189,28 +188,4 @@ impl Seeds {
         let second = found.iter().flat_map(|(_, s)| s.iter().copied()).collect();
         (first, second)
     }
-}
-
-/// The two arrays a checkpoint holds `depths` in: every depth's low
-/// bytes, then its high bytes ([`crate::checkpoint`]).
-pub(crate) fn depth_planes(depths: &Depths) -> [Vec<u8>; 2] {
-    let mut bytes = Vec::new();
-    depths
-        .le_bytes()
-        .read_to_end(&mut bytes)
-        .expect("reading memory cannot fail");
-    [
-        bytes.iter().step_by(2).copied().collect(),
-        bytes.iter().skip(1).step_by(2).copied().collect(),
-    ]
-}
-
-/// Takes back into `depths` the two arrays [`depth_planes`] gave; false if
-/// they are not theirs.
-pub(crate) fn restore_depth_planes(depths: &Depths, planes: &[Vec<u8>]) -> bool {
-    let [low, high] = planes else {
-        return false;
-    };
-    let bytes: Vec<u8> = low.iter().zip(high).flat_map(|(&l, &h)| [l, h]).collect();
-    low.len() == high.len() && depths.restore(&bytes)
 }

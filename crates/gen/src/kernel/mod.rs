@@ -40,7 +40,7 @@ pub use depths::NO_DEPTH;
 pub use exchange::{Exchange, LocalExchange};
 pub(crate) use forward::{forward_pass, Looked, LowerReads, Record, Summary};
 pub(crate) use frontier::Frontier;
-pub(crate) use held::{restore_depth_planes, Held, HeldThresholds, Seeds};
+pub(crate) use held::{Held, HeldThresholds, Seeds};
 pub(crate) use pacing::Pacing;
 pub(crate) use thresholds::{thresholds, Ledger};
 

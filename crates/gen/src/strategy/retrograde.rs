@@ -16,8 +16,7 @@ use super::{LevelJob, Strategy};
 use crate::checkpoint;
 use crate::error::BuildError;
 use crate::kernel::{
-    forward_pass, restore_depth_planes, thresholds, Exchange, Held, HeldThresholds, LocalExchange,
-    Pacing, Part, Seeds,
+    forward_pass, thresholds, Exchange, Held, HeldThresholds, LocalExchange, Pacing, Part, Seeds,
 };
 use crate::solve::{LevelState, Solution, Solve};
 
@@ -57,7 +56,7 @@ impl<E: Exchange + Sync> Strategy for Retrograde<E> {
             .and_then(|path| checkpoint::load::<K::State>(path, n, count, extra))
             .filter(|(_, _, planes)| {
                 job.depths
-                    .is_none_or(|depths| restore_depth_planes(depths, planes))
+                    .is_none_or(|depths| depths.restore_planes(planes))
             });
         let resumed = saved.is_some();
         let (state, from) = match saved {
