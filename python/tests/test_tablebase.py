@@ -155,14 +155,14 @@ def test_a_closed_tablebase_answers_nothing(tables: Tables) -> None:
     assert "oware" in repr(tb)
 
 
-def test_depths_equal_the_command_lines_and_best_move_converts(tmp_path: Path) -> None:
-    """Depth tables built from Python: depths and best moves as `query --json`
-    gives them, and a game that follows best_move ends exactly at the value."""
-    mancala_tb.build(tmp_path, 8, depth=True)
-    boards = [notation(b, 6) for b in random_positions(4, 6, 8, 300)]
-    tables = Tables(find_cli(), tmp_path)
-    answers = tables.query(RuleSet("oware", 6, True, 8), boards)
-    with mancala_tb.open_tablebase(tmp_path) as tb:
+def assert_depths_as_the_command_line(root: Path, cycles: str, seed: int, batch: int) -> None:
+    """Depths and best moves of the oware tables to 8 stones of `cycles`
+    under `root`, with their depth tables, as `query --json` gives them;
+    batched depths as single ones."""
+    boards = [notation(b, 6) for b in random_positions(seed, 6, 8, 300)]
+    tables = Tables(find_cli(), root)
+    answers = tables.query(RuleSet("oware", 6, True, 8), boards, "--cycles", cycles)
+    with mancala_tb.open_tablebase(root, cycles=cycles) as tb:
         assert tb.has_depths
         for text, answer in zip(boards, answers):
             assert tb.depth(text) == answer["depth"], text
@@ -171,12 +171,19 @@ def test_depths_equal_the_command_lines_and_best_move_converts(tmp_path: Path) -
                 assert best == pit(answer["best"][0]), text
             else:
                 assert best is None, text
-        array = np.array(list(random_positions(5, 6, 8, 500)), dtype=np.int64)
+        array = np.array(list(random_positions(seed + 1, 6, 8, batch)), dtype=np.int64)
         depths = tb.depths(array)
         assert depths.dtype == np.int16
         assert depths.tolist() == [
             -1 if tb.depth(list(b)) is None else tb.depth(list(b)) for b in array
         ]
+
+
+def test_depths_equal_the_command_lines(tmp_path: Path) -> None:
+    """Depth tables built from Python: depths and the best moves, ordered
+    by them, as the command line gives them; none without depth tables."""
+    mancala_tb.build(tmp_path, 8, depth=True)
+    assert_depths_as_the_command_line(tmp_path, "even", 4, 500)
     with mancala_tb.open_tablebase(tmp_path / "nowhere") as empty:
         assert not empty.has_depths
         with pytest.raises(mancala_tb.MissingTableError):
@@ -187,19 +194,4 @@ def test_forced_depths_equal_the_command_lines(tmp_path: Path) -> None:
     """Forced depth tables: the mover's depth and the best move as `query
     --json --cycles forced` gives them."""
     mancala_tb.build(tmp_path, 8, cycles="forced", depth=True)
-    boards = [notation(b, 6) for b in random_positions(6, 6, 8, 300)]
-    tables = Tables(find_cli(), tmp_path)
-    answers = tables.query(RuleSet("oware", 6, True, 8), boards, "--cycles", "forced")
-    with mancala_tb.open_tablebase(tmp_path, cycles="forced") as tb:
-        assert tb.has_depths
-        for text, answer in zip(boards, answers):
-            assert tb.depth(text) == answer["depth"], text
-            best = tb.best_move(text)
-            if answer["best"]:
-                assert best == pit(answer["best"][0]), text
-            else:
-                assert best is None, text
-        array = np.array(list(random_positions(7, 6, 8, 200)), dtype=np.int64)
-        assert tb.depths(array).tolist() == [
-            -1 if tb.depth(list(b)) is None else tb.depth(list(b)) for b in array
-        ]
+    assert_depths_as_the_command_line(tmp_path, "forced", 6, 200)

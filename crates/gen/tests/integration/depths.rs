@@ -6,27 +6,29 @@
 
 use mancala_core::{LevelIndex, Position, Rules, Variant};
 use mancala_format::{Even, Levels};
-use mancala_gen::{Depths, Lean, LevelJob, Retrograde, Solution, Strategy, NO_DEPTH};
+use mancala_gen::{Depths, Lean, LevelJob, Retrograde, Solution, Solve, Strategy, NO_DEPTH};
 
 use crate::exchange::Sharded;
 
 /// Levels `0..=max` of `rules` solved with their depths: each level's
 /// values and depths in index order.
 fn solved_with_depths(rules: &Rules, max: u32) -> Vec<(Vec<i8>, Vec<u16>)> {
-    solved_by(rules, max, |job| Retrograde::local().solve(job).unwrap())
+    solved_by::<Even>(rules, max, |job| Retrograde::local().solve(job).unwrap())
 }
 
-/// [`solved_with_depths`], each level solved by `solve`.
-fn solved_by(
+/// Levels `0..=max` of `rules` solved to tables of kind `K` with their
+/// depths, each level by `solve`: each level's symbols and depths in index
+/// order.
+pub(crate) fn solved_by<K: Solve>(
     rules: &Rules,
     max: u32,
-    solve: impl Fn(&LevelJob<Even>) -> Solution,
+    solve: impl Fn(&LevelJob<K>) -> Solution,
 ) -> Vec<(Vec<i8>, Vec<u16>)> {
-    let mut lower = Levels::<Even>::new();
+    let mut lower = Levels::<K>::new();
     let mut solved = Vec::new();
     for n in 0..=max {
         let count = LevelIndex::new(rules.pits(), n).count();
-        let depths = Depths::new(0, count as usize);
+        let depths = Depths::for_kind::<K>(0, count as usize);
         let job = LevelJob {
             rules,
             level: n,
@@ -172,24 +174,33 @@ fn depths_are_the_definitions_in_every_rule_set() {
 /// (as ranks own them), find the depths the in-memory mode finds.
 #[test]
 fn every_way_of_solving_finds_the_same_depths() {
-    for (variant, pits, max) in [
+    assert_every_way_finds_the_same_depths::<Even>(&[
         (Variant::Oware, 6, 9),
         (Variant::Awari, 4, 10),
         (Variant::Wari, 3, 10),
         (Variant::Kalah, 4, 10),
-    ] {
+    ]);
+}
+
+/// Levels `0..=max` of `(variant, pits, max)` solved to tables of kind `K`
+/// in the lean mode and by three workers have the in-memory mode's symbols
+/// and depths.
+pub(crate) fn assert_every_way_finds_the_same_depths<K: mancala_gen::LeanKind>(
+    cases: &[(Variant, usize, u32)],
+) {
+    for &(variant, pits, max) in cases {
         let rules = Rules::new(variant, pits).unwrap();
-        let in_memory = solved_with_depths(&rules, max);
+        let in_memory = solved_by::<K>(&rules, max, |job| Retrograde::local().solve(job).unwrap());
         let scratch = tempfile::tempdir().unwrap();
         let lean = Lean {
             dir: scratch.path().to_path_buf(),
             mapped_min_positions: u64::MAX,
         };
-        let lean = solved_by(&rules, max, |job| lean.solve(job).unwrap());
+        let lean = solved_by::<K>(&rules, max, |job| lean.solve(job).unwrap());
         let sharded = Retrograde {
             exchange: Sharded::new(3, 1000),
         };
-        let sharded = solved_by(&rules, max, |job| sharded.solve(job).unwrap());
+        let sharded = solved_by::<K>(&rules, max, |job| sharded.solve(job).unwrap());
         for n in 0..=max as usize {
             assert!(lean[n] == in_memory[n], "{} level {n}: lean", rules.id());
             assert!(

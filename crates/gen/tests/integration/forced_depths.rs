@@ -8,46 +8,28 @@
 use std::collections::HashSet;
 
 use mancala_core::{Bounds, LevelIndex, Move, Position, Rules, Variant};
-use mancala_format::{Forced, Levels, TableKind};
-use mancala_gen::{Depths, Lean, LevelJob, Retrograde, Solution, Strategy, NO_DEPTH};
+use mancala_format::{Forced, TableKind};
+use mancala_gen::{Retrograde, Strategy, NO_DEPTH};
 
-use crate::exchange::Sharded;
+use crate::depths::{assert_every_way_finds_the_same_depths, solved_by};
 
 /// One level's bounds and its movers' depths, in index order.
 type Level = (Vec<Bounds>, Vec<u16>);
 
-/// Levels `0..=max` of `rules` solved to forced bounds with their depths,
-/// each level by `solve`.
-fn solved_by(rules: &Rules, max: u32, solve: impl Fn(&LevelJob<Forced>) -> Solution) -> Vec<Level> {
-    let mut lower = Levels::<Forced>::new();
-    let mut solved = Vec::new();
-    for n in 0..=max {
-        let count = LevelIndex::new(rules.pits(), n).count();
-        let depths = Depths::for_kind::<Forced>(0, count as usize);
-        let job = LevelJob {
-            rules,
-            level: n,
-            lower: &lower,
-            progress: &|_| {},
-            resumed: None,
-            checkpoints: None,
-            interrupt: None,
-            mark_exits: false,
-            depths: Some(&depths),
-        };
-        let symbols = solve(&job).held_symbols().to_vec();
-        let bounds = symbols
-            .chunks_exact(Forced::WIDTH)
-            .map(|pair| Forced::read(n, pair))
-            .collect();
-        lower.push(symbols);
-        solved.push((bounds, depths.into_plies()));
-    }
-    solved
-}
-
+/// Levels `0..=max` of `rules` solved to forced bounds with their depths.
 fn solved(rules: &Rules, max: u32) -> Vec<Level> {
-    solved_by(rules, max, |job| Retrograde::local().solve(job).unwrap())
+    let solved = solved_by::<Forced>(rules, max, |job| Retrograde::local().solve(job).unwrap());
+    let bounds = |n: usize, symbols: &[i8]| {
+        symbols
+            .chunks_exact(Forced::WIDTH)
+            .map(|pair| Forced::read(n as u32, pair))
+            .collect()
+    };
+    solved
+        .into_iter()
+        .enumerate()
+        .map(|(n, (symbols, depths))| (bounds(n, &symbols), depths))
+        .collect()
 }
 
 fn bounds_of(rules: &Rules, levels: &[Level], pos: &Position) -> Bounds {
@@ -171,32 +153,11 @@ fn forced_depths_are_the_definitions_in_every_rule_set() {
 /// find the forced depths the in-memory mode finds.
 #[test]
 fn every_way_of_solving_finds_the_same_forced_depths() {
-    for (variant, pits, max) in [
+    assert_every_way_finds_the_same_depths::<Forced>(&[
         (Variant::Oware, 6, 9),
         (Variant::Awari, 4, 10),
         (Variant::Kalah, 4, 10),
-    ] {
-        let rules = Rules::new(variant, pits).unwrap();
-        let in_memory = solved(&rules, max);
-        let scratch = tempfile::tempdir().unwrap();
-        let lean = Lean {
-            dir: scratch.path().to_path_buf(),
-            mapped_min_positions: u64::MAX,
-        };
-        let lean = solved_by(&rules, max, |job| lean.solve(job).unwrap());
-        let sharded = Retrograde {
-            exchange: Sharded::new(3, 1000),
-        };
-        let sharded = solved_by(&rules, max, |job| sharded.solve(job).unwrap());
-        for n in 0..=max as usize {
-            assert!(lean[n] == in_memory[n], "{} level {n}: lean", rules.id());
-            assert!(
-                sharded[n] == in_memory[n],
-                "{} level {n}: sharded",
-                rules.id()
-            );
-        }
-    }
+    ]);
 }
 
 /// The plies within which move `m` realizes what it makes sure of for its
