@@ -140,14 +140,14 @@ pub fn build_advice(rules: &Rules, cycles: Cycles, stones: u32, root: Option<&Pa
     let positions = LevelIndex::new(rules.pits(), stones).count();
     let mut memory_flag = "";
     if let Some(total) = machine::total_memory() {
-        match MemoryMode::within(total, cycles, Encoding::Full, positions) {
+        match MemoryMode::within(total, cycles, Encoding::Full, rules.pits(), positions) {
             Some(MemoryMode::Fast) => {}
             Some(MemoryMode::Lean) => memory_flag = " --memory lean",
             None => {
                 return format!(
                     "building level {stones} of {} needs about {} of memory even with --memory lean, more than this machine's {}",
                     rules.id(),
-                    machine::gib(MemoryMode::Lean.solving_bytes(cycles, Encoding::Full, positions)),
+                    machine::gib(MemoryMode::Lean.solving_bytes(cycles, Encoding::Full, rules.pits(), positions)),
                     machine::gib(total)
                 )
             }

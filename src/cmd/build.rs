@@ -67,7 +67,7 @@ pub struct BuildArgs {
     block_size: Option<u32>,
     /// Memory for the level being solved: `fast` (two bytes a position,
     /// three for forced tables; the fastest) or `lean` (four bits a
-    /// position, a byte for forced tables, its exits and decisions in
+    /// position, six bits for forced tables, its exits and decisions in
     /// sequential lists on disk next to the tables, or in --scratch). Both
     /// write the same files. Default: `fast`, or with --max-memory the
     /// fastest mode that fits.
@@ -186,8 +186,14 @@ fn memory_mode(asked: Option<MemoryMode>, options: &BuildOptions) -> MemoryMode 
             let positions = LevelIndex::new(options.rules.pits(), options.max_stones).count();
             let encoding = options.stored_encoding();
             let budget = budget.saturating_sub(options.depth_bytes(positions));
-            MemoryMode::within(budget, options.cycles, encoding, positions)
-                .unwrap_or(MemoryMode::Lean)
+            MemoryMode::within(
+                budget,
+                options.cycles,
+                encoding,
+                options.rules.pits(),
+                positions,
+            )
+            .unwrap_or(MemoryMode::Lean)
         }
         (None, None) => MemoryMode::Fast,
     }

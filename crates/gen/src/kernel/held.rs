@@ -84,10 +84,12 @@ impl<K: Solve> Ledger for HeldThresholds<'_, K> {
         Ok((self.global(firsts), self.global(seconds)))
     }
 
+    #[inline]
     fn parent_of_first(&self, t: u32, at: usize, edges: u8) -> bool {
         self.held.state.parent_of_first(t as u8, at, edges)
     }
 
+    #[inline]
     fn parent_of_second(&self, t: u32, at: usize) -> bool {
         self.held.state.parent_of_second(t as u8, at)
     }

@@ -4,7 +4,7 @@
 //! Between thresholds: The lists on disk are complete for every
 //! threshold done (a threshold's decisions are written before the next one
 //! starts, and the exit lists before the first), so a checkpoint is the
-//! four-bit state, the threshold to go on from and the length of every
+//! level's state, the threshold to go on from and the length of every
 //! list it relies on, and where depths to conversion are asked for, the
 //! depths of the thresholds done (two bytes a position, little-endian):
 //!
@@ -26,13 +26,15 @@
 //! stood, sealed, when they were ([`Sealed`]):
 //!
 //! ```text
-//! magic "MTBLFWD3" | level u32 | positions u64 | listed u64 |
+//! magic "MTBLFWD4" | level u32 | positions u64 | listed u64 |
 //! state file bytes u64 | state file CRC-32 u32 | lists u32 |
 //! lists × (bytes u64, indices u64, last index u64) | CRC-32
 //! ```
 //!
 //! A level has one checkpoint file: the forward pass's is replaced by the
-//! thresholds' first one.
+//! thresholds' first one. (`MTBLFWD3`, whose forced starts were a byte a
+//! position, is not read: with seven pits a side its state file would
+//! have the size of the new starts.)
 
 use std::fs::File;
 use std::io::{BufReader, Read};
@@ -44,7 +46,7 @@ use crate::error::BuildError;
 
 const MAGIC: &[u8; 8] = b"MTBLEAN2";
 const HEADER: usize = 8 + 4 + 4 + 8 + 4;
-const FORWARD_MAGIC: &[u8; 8] = b"MTBLFWD3";
+const FORWARD_MAGIC: &[u8; 8] = b"MTBLFWD4";
 const FORWARD_HEADER: usize = 8 + 4 + 8 + 8 + 8 + 4 + 4;
 
 /// What a checkpoint holds.

@@ -111,10 +111,10 @@ pub(super) fn remove_state_file(dir: &Path) {
     let _ = std::fs::remove_file(StateFile::path(dir));
 }
 
-/// The state of a level of `count` positions with `pits` pits a side, read
-/// from the state file its forward pass wrote (which stays: a pass that
-/// was checkpointed at its end reads it again when it resumes), checked
-/// against the CRC-32 of what was written to it.
+/// The state of a level of `count` positions with `pits` pits a side: its
+/// starts read from the state file its forward pass wrote (which stays: a
+/// pass that was checkpointed at its end reads it again when it resumes),
+/// checked against the CRC-32 of what was written to it.
 pub(super) fn read_state<K: LeanKind>(
     passed: &Passed,
     count: usize,
@@ -122,16 +122,17 @@ pub(super) fn read_state<K: LeanKind>(
 ) -> Result<K::Lean, BuildError> {
     let path = &passed.state;
     let mut bytes = filled_on_huge_pages(K::Lean::bytes_for(count, pits), 0);
+    let starts = &mut bytes[..K::Lean::start_bytes_for(count, pits)];
     let mut file = File::open(path).map_err(|e| io(path, e))?;
     let length = file.metadata().map_err(|e| io(path, e))?.len();
-    if length != bytes.len() as u64 {
+    if length != starts.len() as u64 {
         return Err(state_damaged(
             path,
-            format!("{length} bytes, not {}", bytes.len()),
+            format!("{length} bytes, not {}", starts.len()),
         ));
     }
-    file.read_exact(&mut bytes).map_err(|e| io(path, e))?;
-    if crc32fast::hash(&bytes) != passed.state_crc {
+    file.read_exact(starts).map_err(|e| io(path, e))?;
+    if crc32fast::hash(starts) != passed.state_crc {
         return Err(state_damaged(path, "its checksum fails".into()));
     }
     Ok(K::Lean::from_bytes(bytes, count, pits))
@@ -387,7 +388,7 @@ fn resumed<K: LeanKind>(
         return Ok(None);
     };
     let fits = |(k, sealed): (usize, &Sealed)| ListWriter::can_reopen(&exit_path(dir, k), sealed);
-    let state_bytes = K::Lean::bytes_for(saved.listed as usize, job.rules.pits()) as u64;
+    let state_bytes = K::Lean::start_bytes_for(saved.listed as usize, job.rules.pits()) as u64;
     if saved.lists.len() != K::exit_lists(n)
         || !saved.lists.iter().enumerate().all(fits)
         || saved.state_bytes != state_bytes

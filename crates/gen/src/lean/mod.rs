@@ -69,6 +69,13 @@ const PIECE: usize = if cfg!(debug_assertions) {
     1 << 20
 };
 
+/// Eighths of a byte a position the lean state of kind `K` takes with
+/// `pits` pits a side, read off the state's own layout.
+pub(crate) fn state_eighths<K: LeanKind>(pits: usize) -> u64 {
+    const POSITIONS: usize = 8 << 10;
+    (K::Lean::bytes_for(POSITIONS, pits) / (POSITIONS / 8)) as u64
+}
+
 /// Solves levels with a few bits a position in memory, its lists in `dir`
 /// (a directory of its own per level, removed once it is solved).
 #[derive(Clone, Debug)]
@@ -130,8 +137,13 @@ impl Lean {
                 input: file,
                 crc: crc32fast::Hasher::new(),
             };
+            // The state goes on after the starts as zeros.
+            let count = index.count() as usize;
+            let pits = job.rules.pits();
+            let rest = K::Lean::bytes_for(count, pits) - K::Lean::start_bytes_for(count, pits);
+            let mut whole = (&mut state).chain(std::io::repeat(0).take(rest as u64));
             let path = checkpoints.path(n);
-            checkpoint::save(&path, n, index.count(), n, &lists, &mut state)?;
+            checkpoint::save(&path, n, index.count(), n, &lists, &mut whole)?;
             if state.crc.finalize() != passed.state_crc {
                 let _ = std::fs::remove_file(&path);
                 return Err(forward::state_damaged(
@@ -565,12 +577,14 @@ impl<K: LeanKind> Ledger for LeanThresholds<'_, '_, K> {
     }
 
     /// Each edge is one move fewer pending.
+    #[inline]
     fn parent_of_first(&self, _: u32, at: usize, edges: u8) -> bool {
         (0..edges).fold(false, |joined, _| {
             self.level.state.child_joined_first(at) || joined
         })
     }
 
+    #[inline]
     fn parent_of_second(&self, _: u32, at: usize) -> bool {
         self.level.state.join_first(at)
     }

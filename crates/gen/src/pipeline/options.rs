@@ -8,11 +8,12 @@ use std::time::Duration;
 
 use mancala_core::{Cycles, LevelIndex, Rules, MAX_LEVEL};
 use mancala_format::{
-    flip_gathered_bytes, symbols_per_position, tables_dir, Encoding, Even, MAPPED_MIN_POSITIONS,
-    MAX_BLOCK_SIZE,
+    flip_gathered_bytes, symbols_per_position, tables_dir, Encoding, Even, Forced,
+    MAPPED_MIN_POSITIONS, MAX_BLOCK_SIZE,
 };
 
 use crate::error::BuildError;
+use crate::lean::state_eighths;
 use crate::solve::Solve;
 
 /// Subdirectory of a rule set's tables holding the build's scratch files.
@@ -188,7 +189,12 @@ impl BuildOptions {
     pub fn solving_bytes(&self) -> u64 {
         let positions = LevelIndex::new(self.rules.pits(), self.max_stones).count();
         self.memory
-            .solving_bytes(self.cycles, self.stored_encoding(), positions)
+            .solving_bytes(
+                self.cycles,
+                self.stored_encoding(),
+                self.rules.pits(),
+                positions,
+            )
             .saturating_add(self.depth_bytes(positions))
     }
 
@@ -234,8 +240,9 @@ pub enum MemoryMode {
     /// memory: the fastest.
     #[default]
     Fast,
-    /// Four bits a position in memory (a byte for forced tables), the
-    /// rest in sequential lists on disk ([`crate::Lean`]).
+    /// Four bits a position in memory (six for forced tables; more with
+    /// more than six pits a side), the rest in sequential lists on disk
+    /// ([`crate::Lean`]).
     Lean,
 }
 
@@ -245,38 +252,47 @@ const SOLVING_FIXED_BYTES: u64 = 256 << 20;
 
 impl MemoryMode {
     /// About the anonymous memory solving a level of `positions` positions
-    /// takes in this mode, lower levels held in memory aside: a share a
-    /// position (fast: its value or bounds, and the work arrays beside
-    /// them; lean: the nibble or byte) and a fixed part. An estimate to
+    /// with `pits` pits a side takes in this mode, lower levels held in
+    /// memory aside: a share a position (fast: its value or bounds, and
+    /// the work arrays beside them; lean: its state's cells) and a fixed
+    /// part. An estimate to
     /// plan with, on the generous side of the summaries' anonymous peaks.
     ///
     /// A level stored in the compact encoding (`encoding`, as stored) is
     /// chosen from its values, its best exits' marks and its free entries,
     /// a byte a position each, when it is written: more than a lean
     /// level's state, so that is what such a level takes.
-    pub fn solving_bytes(self, cycles: Cycles, encoding: Encoding, positions: u64) -> u64 {
+    pub fn solving_bytes(
+        self,
+        cycles: Cycles,
+        encoding: Encoding,
+        pits: usize,
+        positions: u64,
+    ) -> u64 {
         // Eighths of a byte a position.
         let eighths: u64 = match (self, cycles, encoding) {
             (MemoryMode::Fast, Cycles::Even, _) => 48,
             (MemoryMode::Fast, Cycles::Forced, _) => 80,
             (MemoryMode::Lean, Cycles::Even, Encoding::Compact) => 24,
-            (MemoryMode::Lean, Cycles::Even, Encoding::Full) => 4,
-            (MemoryMode::Lean, Cycles::Forced, _) => 8,
+            (MemoryMode::Lean, Cycles::Even, Encoding::Full) => state_eighths::<Even>(pits),
+            (MemoryMode::Lean, Cycles::Forced, _) => state_eighths::<Forced>(pits),
         };
         (positions.saturating_mul(eighths) / 8).saturating_add(SOLVING_FIXED_BYTES)
     }
 
     /// The fastest mode whose [`MemoryMode::solving_bytes`] for a level of
-    /// `positions` positions fits in `budget`, if any.
+    /// `positions` positions with `pits` pits a side fits in `budget`, if
+    /// any.
     pub fn within(
         budget: u64,
         cycles: Cycles,
         encoding: Encoding,
+        pits: usize,
         positions: u64,
     ) -> Option<MemoryMode> {
         [MemoryMode::Fast, MemoryMode::Lean]
             .into_iter()
-            .find(|mode| mode.solving_bytes(cycles, encoding, positions) <= budget)
+            .find(|mode| mode.solving_bytes(cycles, encoding, pits, positions) <= budget)
     }
 
     /// The mode's name on the command line.

@@ -21,12 +21,10 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
+use super::cells::{Counting, NIBBLE_PITS};
 use super::{Decided, Dirty, LeanState, Start};
 use crate::checkpoint::plain;
 use crate::solve::atomic;
-
-/// Cells of four bits hold up to this many pits a side.
-const NIBBLE_PITS: usize = 6;
 
 /// A cell a position: four bits, or a byte with more pits.
 pub struct EvenState {
@@ -114,20 +112,6 @@ impl Cells {
             new
         })
     }
-
-    /// A position's first cell.
-    fn start(self, start: Start) -> u8 {
-        debug_assert!(start.moves <= self.most);
-        debug_assert!(
-            start.moves > 0 || !start.eligible,
-            "a position with no move"
-        );
-        if start.eligible {
-            self.eligible(start.moves)
-        } else {
-            start.moves
-        }
-    }
 }
 
 impl EvenState {
@@ -201,15 +185,7 @@ impl LeanState for EvenState {
     }
 
     fn write_starts(pits: usize, starts: impl Iterator<Item = Start>, out: &mut Vec<u8>) {
-        let c = Cells::of(pits);
-        if c.log == 0 {
-            out.extend(starts.map(|s| c.start(s)));
-            return;
-        }
-        let mut starts = starts.map(|s| c.start(s));
-        while let Some(low) = starts.next() {
-            out.push(low | starts.next().unwrap_or(0) << 4);
-        }
+        Counting::of(pits).write_starts(starts, out);
     }
 
     fn from_bytes(bytes: Vec<u8>, count: usize, pits: usize) -> EvenState {

@@ -1,106 +1,162 @@
-//! The forced bounds' lean state: a byte a position.
+//! The forced bounds' lean state: six bits a position (ten with more than
+//! six pits a side), in two planes.
 //!
 //! A position can be in both sets of a threshold `t`, `M_t` (the mover can
 //! be sure of `t` stones: the first set of [`LeanState`]) and `O_t` (the
-//! opponent can: the second), so each side has its own field. The
-//! opponent's five bits hold, until it is in `O`, the number `c` of
-//! same-level moves whose child is not yet in `M` and whether the position
-//! is blocked (its worst exit leaves the opponent less than `t`: `c`) or
-//! eligible (`8 + c`), or else that it is in `O`; a bit says it is in `M`,
-//! and two more mark what joined at the current threshold.
+//! opponent can: the second), so each side has a cell of its own. Every
+//! change touches one side's cell only, so the two sides' cells are kept
+//! in two planes, each packed as tight as its values allow:
+//!
+//! | plane | cell | meaning |
+//! |---|---|---|
+//! | opponent's (counting, [`Counting`]) | `0..=2p` | not in `O`: blocked or eligible, with its moves whose child is not yet in `M` |
+//! | | `2p+1`, `2p+2` | joined `O` at this threshold, before |
+//! | mover's (two bits) | `0`, `1`, `2` | not in `M`, joined `M` at this threshold, before |
+//!
+//! The opponent's plane comes first: it is what the forward pass writes as
+//! the level's starts, the mover's plane starting as zeros after it.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
+use super::cells::{Counting, Packing};
 use super::{Decided, Dirty, LeanState, Start};
 use crate::checkpoint::plain;
 use crate::solve::atomic;
 
-/// The opponent's field: blocked or eligible with its pending moves, or
-/// [`IN_OPPONENT`].
-const OPPONENT: u8 = 0x1f;
-/// The most same-level moves a position has (eight pits a side).
-const MAX_PENDING: u8 = 8;
-/// Eligible for `O`, with no move pending: the field's value of an
-/// eligible position with `c` pending is this plus `c`.
-const ELIGIBLE: u8 = MAX_PENDING;
-/// In `O`: `forced_opponent` is the threshold it joined at.
-const IN_OPPONENT: u8 = 2 * MAX_PENDING + 1;
-/// In `M`: `forced_mover` is the threshold it joined at.
-const IN_MOVER: u8 = 0x20;
-/// Joined `M` at the current threshold.
-const NEW_MOVER: u8 = 0x40;
-/// Joined `O` at the current threshold.
-const NEW_OPPONENT: u8 = 0x80;
+/// The mover's plane.
+const MOVER: Packing = Packing::PAIRS;
+/// Not in `M`.
+const OUTSIDE: u8 = 0;
+/// Joined `M` at this threshold: `forced_mover` is the threshold.
+const JOINED_NOW: u8 = 1;
+/// Joined `M` at an earlier threshold.
+const JOINED_BEFORE: u8 = 2;
 
-/// A byte per position.
+/// Both sides' cells, the opponent's plane then the mover's.
 pub struct ForcedState {
     bytes: Vec<AtomicU8>,
+    /// Where the mover's plane begins.
+    mover_from: usize,
     dirty: Dirty,
+    counting: Counting,
+    /// For each value of a byte of either plane, which of its cells
+    /// joined the plane's set at this threshold.
+    new_opponent: [u8; 256],
+    new_mover: [u8; 256],
 }
 
 impl ForcedState {
-    #[inline]
-    fn flags(&self, at: usize) -> u8 {
-        self.bytes[at].load(Relaxed)
+    fn opponent(&self) -> &[AtomicU8] {
+        &self.bytes[..self.mover_from]
     }
 
-    /// Sets `at`'s flags to what `to` makes of them, where it gives
-    /// something; the flags it changed, if it did. Of several threads,
-    /// each sees the others' changes.
+    fn mover(&self) -> &[AtomicU8] {
+        &self.bytes[self.mover_from..]
+    }
+
+    /// In `O` at this threshold.
     #[inline]
-    fn change(&self, at: usize, to: impl Fn(u8) -> Option<u8>) -> Option<u8> {
-        let before = self.bytes[at].fetch_update(Relaxed, Relaxed, &to).ok()?;
-        let after = to(before).expect("the update took");
-        if after & !before & (NEW_MOVER | NEW_OPPONENT) != 0 {
+    fn opponent_now(&self) -> u8 {
+        self.counting.above()
+    }
+
+    /// In `O` since an earlier threshold.
+    #[inline]
+    fn opponent_before(&self) -> u8 {
+        self.counting.above() + 1
+    }
+
+    /// Changes `at`'s opponent cell as `to` says; whether `at` joined `O`.
+    #[inline]
+    fn change_opponent(&self, at: usize, to: impl Fn(u8) -> Option<u8>) -> bool {
+        let joined = self
+            .counting
+            .packing
+            .change(self.opponent(), at, &to)
+            .and_then(&to)
+            .is_some_and(|cell| cell == self.opponent_now());
+        if joined {
             self.dirty.mark(at);
         }
-        Some(before)
+        joined
     }
 
     /// Adds the `positions` that joined `M` and `O` at this threshold to
-    /// `decided`, their marks cleared.
+    /// `decided`, their cells marked as joined before.
     fn take(&self, positions: Range<usize>, decided: &mut Decided) {
-        for at in positions {
-            let flags = self.flags(at);
-            if flags & (NEW_MOVER | NEW_OPPONENT) == 0 {
-                continue;
-            }
-            self.bytes[at].store(flags & !(NEW_MOVER | NEW_OPPONENT), Relaxed);
-            if flags & NEW_MOVER != 0 {
-                decided.first.push(at as u64);
-            }
-            if flags & NEW_OPPONENT != 0 {
-                decided.second.push(at as u64);
-            }
+        take_plane(
+            self.mover(),
+            MOVER,
+            &self.new_mover,
+            JOINED_BEFORE,
+            &positions,
+            &mut decided.first,
+        );
+        take_plane(
+            self.opponent(),
+            self.counting.packing,
+            &self.new_opponent,
+            self.opponent_before(),
+            &positions,
+            &mut decided.second,
+        );
+    }
+}
+
+/// Pushes to `joined` the `positions` whose cell in `plane` (`packing`)
+/// says they joined at this threshold (`new`: [`Packing::cells_where`]),
+/// and sets those cells to `before`. A byte at a time: most hold no new
+/// member, which one lookup tells.
+fn take_plane(
+    plane: &[AtomicU8],
+    packing: Packing,
+    new: &[u8; 256],
+    before: u8,
+    positions: &Range<usize>,
+    joined: &mut Vec<u64>,
+) {
+    let bytes = packing.byte(positions.start)..=packing.byte(positions.end - 1);
+    for (at_byte, cells_byte) in bytes.clone().zip(&plane[bytes]) {
+        let byte = cells_byte.load(Relaxed);
+        let cells = new[byte as usize];
+        if cells == 0 {
+            continue;
         }
+        let mut taken = byte;
+        for k in (0..packing.per_byte()).filter(|k| cells >> k & 1 != 0) {
+            joined.push((packing.first_of(at_byte) + k) as u64);
+            let shift = packing.shift_of(k);
+            taken = taken & !(packing.mask() << shift) | before << shift;
+        }
+        cells_byte.store(taken, Relaxed);
     }
 }
 
 impl LeanState for ForcedState {
-    fn bytes_for(count: usize, _pits: usize) -> usize {
-        count
+    fn bytes_for(count: usize, pits: usize) -> usize {
+        Self::start_bytes_for(count, pits) + MOVER.bytes_for(count)
     }
 
-    fn write_starts(_pits: usize, starts: impl Iterator<Item = Start>, out: &mut Vec<u8>) {
-        out.extend(starts.map(|start| {
-            debug_assert!(start.moves <= MAX_PENDING);
-            debug_assert!(
-                start.moves > 0 || !start.eligible,
-                "a position with no move"
-            );
-            if start.eligible {
-                ELIGIBLE + start.moves
-            } else {
-                start.moves
-            }
-        }));
+    fn start_bytes_for(count: usize, pits: usize) -> usize {
+        Counting::of(pits).packing.bytes_for(count)
     }
 
-    fn from_bytes(bytes: Vec<u8>, count: usize, _pits: usize) -> ForcedState {
+    fn write_starts(pits: usize, starts: impl Iterator<Item = Start>, out: &mut Vec<u8>) {
+        Counting::of(pits).write_starts(starts, out);
+    }
+
+    fn from_bytes(bytes: Vec<u8>, count: usize, pits: usize) -> ForcedState {
+        debug_assert_eq!(bytes.len(), Self::bytes_for(count, pits));
+        let counting = Counting::of(pits);
+        let opponent_now = counting.above();
         ForcedState {
             bytes: atomic(bytes),
+            mover_from: Self::start_bytes_for(count, pits),
             dirty: Dirty::new(count),
+            counting,
+            new_opponent: counting.packing.cells_where(|cell| cell == opponent_now),
+            new_mover: MOVER.cells_where(|cell| cell == JOINED_NOW),
         }
     }
 
@@ -110,36 +166,27 @@ impl LeanState for ForcedState {
 
     #[inline]
     fn join_first(&self, at: usize) -> bool {
-        self.change(at, |f| {
-            (f & IN_MOVER == 0).then_some(f | IN_MOVER | NEW_MOVER)
-        })
-        .is_some()
+        let joined = MOVER
+            .change(self.mover(), at, |cell| {
+                (cell == OUTSIDE).then_some(JOINED_NOW)
+            })
+            .is_some();
+        if joined {
+            self.dirty.mark(at);
+        }
+        joined
     }
 
     #[inline]
     fn make_eligible(&self, at: usize) -> bool {
-        let before = self.change(at, |f| match f & OPPONENT {
-            0 => Some(f | IN_OPPONENT | NEW_OPPONENT),
-            c if c <= MAX_PENDING => Some(f + ELIGIBLE),
-            _ => None,
-        });
-        before.is_some_and(|f| f & OPPONENT == 0)
+        let joined = self.opponent_now();
+        self.change_opponent(at, |cell| self.counting.made_eligible(cell, joined))
     }
 
     #[inline]
     fn child_joined_first(&self, at: usize) -> bool {
-        let before = self.change(at, |f| {
-            debug_assert!(
-                f & OPPONENT != 0,
-                "a blocked position with no move pending lost one"
-            );
-            match f & OPPONENT {
-                v if v == ELIGIBLE + 1 => Some(f & !OPPONENT | IN_OPPONENT | NEW_OPPONENT),
-                v if v > 0 && v < IN_OPPONENT => Some(f - 1),
-                _ => None,
-            }
-        });
-        before.is_some_and(|f| f & OPPONENT == ELIGIBLE + 1)
+        let joined = self.opponent_now();
+        self.change_opponent(at, |cell| self.counting.lost_a_move(cell, joined))
     }
 
     fn take_decided(&self, write: impl FnMut(Vec<Decided>)) {
@@ -152,35 +199,64 @@ impl LeanState for ForcedState {
 mod tests {
     use super::*;
 
-    /// The opponent's count falls with each child that joins `M`, blocked
-    /// or not, and the position joins `O` when it is eligible with none
-    /// pending; joining `M` leaves the count alone.
-    #[test]
-    fn counts_fall_from_the_start_and_eligible_positions_join_at_zero() {
-        let starts = [(2, false), (MAX_PENDING, true), (1, false)]
-            .map(|(moves, eligible)| Start { moves, eligible });
+    fn state(pits: usize, starts: &[Start]) -> ForcedState {
         let mut bytes = Vec::new();
-        ForcedState::write_starts(8, starts.into_iter(), &mut bytes);
-        let s = ForcedState::from_bytes(bytes, starts.len(), 8);
-        assert!(s.join_first(0) && !s.join_first(0));
-        assert!(!s.child_joined_first(0));
-        assert!(!s.make_eligible(0));
-        assert!(s.child_joined_first(0), "eligible, its last move gone");
-        for _ in 1..MAX_PENDING {
-            assert!(!s.child_joined_first(1));
-        }
-        assert!(s.child_joined_first(1));
-        assert!(!s.child_joined_first(1));
-        assert!(!s.child_joined_first(2));
-        assert!(s.make_eligible(2));
-        assert!(!s.make_eligible(2));
+        ForcedState::write_starts(pits, starts.iter().copied(), &mut bytes);
+        assert_eq!(
+            bytes.len(),
+            ForcedState::start_bytes_for(starts.len(), pits)
+        );
+        bytes.resize(ForcedState::bytes_for(starts.len(), pits), 0);
+        ForcedState::from_bytes(bytes, starts.len(), pits)
+    }
+
+    fn taken(state: &ForcedState) -> (Vec<u64>, Vec<u64>) {
         let mut found = (Vec::new(), Vec::new());
-        s.take_decided(|blocks| {
+        state.take_decided(|blocks| {
             for d in blocks {
                 found.0.extend(d.first);
                 found.1.extend(d.second);
             }
         });
-        assert_eq!(found, (vec![0], vec![0, 1, 2]));
+        found
+    }
+
+    /// The opponent's count falls with each child that joins `M`, blocked
+    /// or not, and the position joins `O` when it is eligible with none
+    /// pending; joining `M` leaves the count alone, and a position joins
+    /// each set once.
+    #[test]
+    fn counts_fall_from_the_start_and_eligible_positions_join_at_zero() {
+        for pits in [1, 2, 6, 7, 8] {
+            let most = pits as u8;
+            let starts = [
+                (2.min(most), false),
+                (most, true),
+                (1, false),
+                (1, false),
+                (0, false),
+            ]
+            .map(|(moves, eligible)| Start { moves, eligible });
+            let s = state(pits, &starts);
+            assert!(s.join_first(0) && !s.join_first(0));
+            if most > 1 {
+                assert!(!s.child_joined_first(0));
+            }
+            assert!(!s.make_eligible(0));
+            assert!(s.child_joined_first(0), "eligible, its last move gone");
+            for _ in 1..most {
+                assert!(!s.child_joined_first(1));
+            }
+            assert!(s.child_joined_first(1));
+            assert!(!s.child_joined_first(1));
+            assert!(!s.child_joined_first(2));
+            assert!(s.make_eligible(2));
+            assert!(!s.make_eligible(2));
+            assert!(s.join_first(4) && s.make_eligible(4));
+            assert_eq!(taken(&s), (vec![0, 4], vec![0, 1, 2, 4]));
+            assert!(!s.join_first(0) && !s.join_first(4) && !s.make_eligible(4));
+            assert!(s.join_first(3) && !s.make_eligible(3));
+            assert_eq!(taken(&s), (vec![3], vec![]));
+        }
     }
 }

@@ -20,6 +20,7 @@
 //! written out. Positions are updated from many threads: every change is
 //! an atomic read-modify-write of its byte.
 
+mod cells;
 mod even;
 mod forced;
 
@@ -31,8 +32,8 @@ use rayon::prelude::*;
 pub(crate) use even::EvenState;
 pub(crate) use forced::ForcedState;
 
-/// Positions per dirty flag: a multiple of two (whole bytes of
-/// [`EvenState`]'s nibbles). Small in debug builds, as [`GROUP_BLOCKS`]
+/// Positions per dirty flag: a multiple of four (whole bytes of every
+/// plane's cells). Small in debug builds, as [`GROUP_BLOCKS`]
 /// is, so the tests take a level's decisions in many blocks and groups.
 const DIRTY_BLOCK: usize = if cfg!(debug_assertions) {
     1 << 6
@@ -61,14 +62,22 @@ pub trait LeanState: Sync + Sized {
     /// takes.
     fn bytes_for(count: usize, pits: usize) -> usize;
 
+    /// The bytes the starts of `count` positions take
+    /// ([`LeanState::write_starts`]): the first part of the state, the
+    /// rest of which starts as zeros.
+    fn start_bytes_for(count: usize, pits: usize) -> usize {
+        Self::bytes_for(count, pits)
+    }
+
     /// Appends to `out` the first state of positions that start as
     /// `starts` says, in index order, the first of them at a byte's first
-    /// position (an index that is a multiple of two); a last byte not full
-    /// is padded.
+    /// position (an index that is a multiple of 64: the forward pass's
+    /// groups are); a last byte not full is padded.
     fn write_starts(pits: usize, starts: impl Iterator<Item = Start>, out: &mut Vec<u8>);
 
     /// The state of `count` positions with `pits` pits a side from its
-    /// bytes: their starts ([`LeanState::write_starts`]), or what a
+    /// [`LeanState::bytes_for`] bytes: their starts
+    /// ([`LeanState::write_starts`]) followed by zeros, or what a
     /// checkpoint saved ([`LeanState::bytes`]) between two thresholds.
     fn from_bytes(bytes: Vec<u8>, count: usize, pits: usize) -> Self;
 
