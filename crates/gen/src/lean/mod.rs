@@ -764,7 +764,19 @@ impl<R: Read> Read for Crc32Reader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mancala_format::{Even, Forced};
     use std::sync::Mutex;
+
+    /// The states' sizes, as the memory planner counts them: four bits a
+    /// position for even values and six for forced bounds up to six pits
+    /// a side, a byte and ten bits beyond.
+    #[test]
+    fn states_take_the_eighths_the_planner_counts() {
+        assert_eq!(state_eighths::<Even>(6), 4);
+        assert_eq!(state_eighths::<Forced>(6), 6);
+        assert_eq!(state_eighths::<Even>(7), 8);
+        assert_eq!(state_eighths::<Forced>(8), 10);
+    }
 
     /// The thresholds tell all the units of the level's second half,
     /// each its share.

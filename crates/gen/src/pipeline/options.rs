@@ -255,8 +255,8 @@ impl MemoryMode {
     /// with `pits` pits a side takes in this mode, lower levels held in
     /// memory aside: a share a position (fast: its value or bounds, and
     /// the work arrays beside them; lean: its state's cells) and a fixed
-    /// part. An estimate to
-    /// plan with, on the generous side of the summaries' anonymous peaks.
+    /// part. An estimate to plan with, on the generous side of the
+    /// summaries' anonymous peaks.
     ///
     /// A level stored in the compact encoding (`encoding`, as stored) is
     /// chosen from its values, its best exits' marks and its free entries,
