@@ -1,9 +1,8 @@
 //! Cells of a few bits packed into bytes, each changed on its own by an
 //! atomic read-modify-write of its byte ([`Packing`]), and the counting
-//! cell the forced state's opponent keeps ([`Counting`]). The even state's
-//! cells take the same values, with the kind's own above them; its
-//! changes are written out for its own layout, on the 3-seed build's
-//! hottest path, and its starts are written here.
+//! cell both lean states keep for an undecided position ([`Counting`]):
+//! the even state's every cell, the forced state's opponent plane. Each
+//! kind puts its own values above the counts.
 
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
@@ -117,7 +116,7 @@ pub(super) struct Counting {
 
 /// Counting cells of four bits hold up to this many pits a side, with
 /// four values to spare.
-pub(super) const NIBBLE_PITS: usize = 6;
+const NIBBLE_PITS: usize = 6;
 
 impl Counting {
     /// The counting cells of a rule set of `pits` pits a side.
