@@ -4,9 +4,11 @@
 //! the even state's every cell, the forced state's opponent plane. Each
 //! kind puts its own values above the counts.
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
 use super::Start;
+use crate::checkpoint::plain;
 
 /// How a plane of cells is packed: `1 << log` cells a byte, the first in
 /// the byte's low bits.
@@ -63,12 +65,6 @@ impl Packing {
         (0xff_u16 >> (8 - (8 >> self.log))) as u8
     }
 
-    /// The `k`-th cell of `byte`.
-    #[inline]
-    pub(super) fn cell(self, byte: u8, k: usize) -> u8 {
-        (byte >> self.shift_of(k)) & self.mask()
-    }
-
     /// Sets `at`'s cell in `bytes` to what `to` makes of it, where `to`
     /// gives something; the cell it changed, if it did. Of several threads
     /// changing one byte at once, each sees the others' changes.
@@ -89,14 +85,67 @@ impl Packing {
             .map(|byte| (byte >> shift) & mask)
     }
 
-    /// For each value of a byte, a bit per cell `k` (bit `k`) where
-    /// `is(cell)`: most bytes have none, which one lookup tells.
-    pub(super) fn cells_where(self, is: impl Fn(u8) -> bool) -> [u8; 256] {
-        std::array::from_fn(|byte| {
-            (0..self.per_byte())
-                .filter(|&k| is(self.cell(byte as u8, k)))
-                .fold(0, |bits, k| bits | 1 << k)
-        })
+    /// Bits a cell.
+    #[inline]
+    fn width(self) -> u32 {
+        8 >> self.log
+    }
+
+    /// Of a word of cells (eight bytes read as a little-endian number),
+    /// the top bit of each cell that equals `cell`, no other bit: a
+    /// threshold's new members are found eight bytes at a time, with no
+    /// look at a cell that is not one. Exact, for every cell at once: a
+    /// cell is `cell` when its bits xor `cell` are all zero, that is when
+    /// neither its top bit is set nor its low bits, added to all ones,
+    /// carry into the top bit (they cannot carry out of the cell).
+    #[inline]
+    pub(super) fn matching(self, word: u64, cell: u8) -> u64 {
+        let ones = u64::MAX / ((1 << self.width()) - 1);
+        let low = !(ones << (self.width() - 1));
+        let differs = word ^ ones.wrapping_mul(u64::from(cell));
+        !(((differs & low) + low) | differs | low)
+    }
+
+    /// Takes, in index order, the `positions`' cells of `plane` that
+    /// `new` marks (a word of cells to the top bits of the new ones,
+    /// [`Packing::matching`]): `found(position, cell)` is called for each,
+    /// and the cell is set to `before`. `new` must mark no cell of value 0:
+    /// the padding after a level's last cell is zeros.
+    ///
+    /// No other thread may change the plane's `positions` meanwhile: a
+    /// word is read whole, then stored back whole if a cell changed.
+    pub(super) fn take_new(
+        self,
+        plane: &[AtomicU8],
+        positions: &Range<usize>,
+        new: impl Fn(u64) -> u64,
+        before: u8,
+        mut found: impl FnMut(usize, u8),
+    ) {
+        let bytes = self.byte(positions.start)..self.byte(positions.end - 1) + 1;
+        let (width, mask) = (self.width(), u64::from(self.mask()));
+        let mut at_byte = bytes.start;
+        for word_bytes in plane[bytes].chunks(8) {
+            let mut read = [0u8; 8];
+            read[..word_bytes.len()].copy_from_slice(plain(word_bytes));
+            let word = u64::from_le_bytes(read);
+            let mut marks = new(word);
+            if marks != 0 {
+                let mut taken = word;
+                while marks != 0 {
+                    let shift = marks.trailing_zeros() + 1 - width;
+                    marks &= marks - 1;
+                    let at = self.first_of(at_byte) + (shift / width) as usize;
+                    debug_assert!(positions.contains(&at), "a padding cell taken");
+                    found(at, ((word >> shift) & mask) as u8);
+                    taken = taken & !(mask << shift) | u64::from(before) << shift;
+                }
+                for (cell_byte, byte) in word_bytes.iter().zip(taken.to_le_bytes()) {
+                    cell_byte.store(byte, Relaxed);
+                }
+            }
+            at_byte += word_bytes.len();
+        }
     }
 }
 
@@ -205,30 +254,100 @@ impl Counting {
 mod tests {
     use super::*;
 
+    const PACKINGS: [Packing; 3] = [Packing::BYTES, Packing::NIBBLES, Packing::PAIRS];
+
+    /// `at`'s cell, read the plain way.
+    fn cell(packing: Packing, bytes: &[AtomicU8], at: usize) -> u8 {
+        (bytes[packing.byte(at)].load(Relaxed) >> packing.shift(at)) & packing.mask()
+    }
+
+    /// A plane of `count` cells, cell `at` holding `value(at)`.
+    fn plane(packing: Packing, count: usize, value: impl Fn(usize) -> u8) -> Vec<AtomicU8> {
+        let bytes: Vec<AtomicU8> = (0..packing.bytes_for(count))
+            .map(|_| AtomicU8::new(0))
+            .collect();
+        for at in 0..count {
+            packing.change(&bytes, at, |_| Some(value(at)));
+        }
+        bytes
+    }
+
     /// Every packing puts each cell at its own bits, and a change of one
     /// cell leaves its neighbours alone.
     #[test]
     fn cells_change_alone() {
-        for packing in [Packing::BYTES, Packing::NIBBLES, Packing::PAIRS] {
+        for packing in PACKINGS {
             let count = 3 * packing.per_byte() + 1;
-            let bytes: Vec<AtomicU8> = (0..packing.bytes_for(count))
-                .map(|_| AtomicU8::new(0))
-                .collect();
+            let value = |at: usize| (at as u8 % packing.mask()) + 1;
+            let bytes = plane(packing, count, value);
             for at in 0..count {
-                let value = (at as u8 % packing.mask()) + 1;
-                assert_eq!(packing.change(&bytes, at, |_| Some(value)), Some(0));
-            }
-            for at in 0..count {
-                let value = (at as u8 % packing.mask()) + 1;
-                let byte = bytes[packing.byte(at)].load(Relaxed);
-                assert_eq!(packing.cell(byte, at % packing.per_byte()), value);
+                assert_eq!(cell(packing, &bytes, at), value(at));
                 assert_eq!(packing.change(&bytes, at, |_| None), None);
+                assert_eq!(packing.change(&bytes, at, Some), Some(value(at)));
             }
-            let odd = packing.cells_where(|cell| cell % 2 == 1);
-            let byte = bytes[1].load(Relaxed);
-            for k in 0..packing.per_byte() {
-                let cell = packing.cell(byte, k);
-                assert_eq!(odd[byte as usize] >> k & 1 == 1, cell % 2 == 1);
+        }
+    }
+
+    /// A word's matching cells are exactly those equal to the value, for
+    /// words of every kind of cell: all equal, none, neighbours one apart.
+    #[test]
+    fn matching_marks_exactly_the_equal_cells() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut words = vec![0, u64::MAX, 0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210];
+        for _ in 0..2000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            words.push(seed);
+        }
+        for packing in PACKINGS {
+            let width = packing.width();
+            for &word in &words {
+                for value in 0..=packing.mask() {
+                    let mut expected = 0;
+                    for k in 0..64 / width {
+                        if (word >> (k * width)) & u64::from(packing.mask()) == u64::from(value) {
+                            expected |= 1 << (k * width + width - 1);
+                        }
+                    }
+                    assert_eq!(packing.matching(word, value), expected);
+                }
+            }
+        }
+    }
+
+    /// The new cells of a range are found in index order, whole words and
+    /// a last part of one alike, and set to the value for before; the
+    /// others, and the cells outside the range, are left alone.
+    #[test]
+    fn new_cells_are_taken_in_order() {
+        const NEW: u8 = 1;
+        const BEFORE: u8 = 2;
+        for packing in PACKINGS {
+            let count = 100 * packing.per_byte() + 1;
+            let value = |at: usize| ((at * 7 + at / 5) % 3) as u8;
+            let bytes = plane(packing, count, value);
+            let range = 3 * packing.per_byte()..count;
+            let mut found = Vec::new();
+            packing.take_new(
+                &bytes,
+                &range,
+                |word| packing.matching(word, NEW),
+                BEFORE,
+                |at, cell| found.push((at, cell)),
+            );
+            let expected: Vec<_> = range
+                .clone()
+                .filter(|&at| value(at) == NEW)
+                .map(|at| (at, NEW))
+                .collect();
+            assert_eq!(found, expected);
+            for at in 0..count {
+                let now = match range.contains(&at) && value(at) == NEW {
+                    true => BEFORE,
+                    false => value(at),
+                };
+                assert_eq!(cell(packing, &bytes, at), now, "cell {at}");
             }
         }
     }

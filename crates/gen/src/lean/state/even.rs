@@ -20,7 +20,7 @@
 //! Six pits need sixteen values: two positions a byte.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::AtomicU8;
 
 use super::cells::Counting;
 use super::{Decided, Dirty, LeanState, Start};
@@ -32,9 +32,6 @@ pub struct EvenState {
     bytes: Vec<AtomicU8>,
     dirty: Dirty,
     counting: Counting,
-    /// For each value of a byte, which of its cells were decided at this
-    /// threshold.
-    new_cells: [u8; 256],
 }
 
 impl EvenState {
@@ -74,30 +71,19 @@ impl EvenState {
 
     /// Adds the `positions` decided at this threshold to `decided` (the
     /// won to the first set, the lost to the second), their cells marked
-    /// decided before. A byte at a time: most hold no new decision, which
-    /// one lookup tells.
+    /// decided before.
     fn take(&self, positions: Range<usize>, decided: &mut Decided) {
-        let packing = self.counting.packing;
-        let bytes = packing.byte(positions.start)..=packing.byte(positions.end - 1);
-        for (at_byte, cells_byte) in bytes.clone().zip(&self.bytes[bytes]) {
-            let byte = cells_byte.load(Relaxed);
-            let cells = self.new_cells[byte as usize];
-            if cells == 0 {
-                continue;
-            }
-            let mut taken = byte;
-            for k in (0..packing.per_byte()).filter(|k| cells >> k & 1 != 0) {
-                let at = (packing.first_of(at_byte) + k) as u64;
-                if packing.cell(byte, k) == self.won_new() {
-                    decided.first.push(at);
-                } else {
-                    decided.second.push(at);
-                }
-                let shift = packing.shift_of(k);
-                taken = taken & !(packing.mask() << shift) | self.decided() << shift;
-            }
-            cells_byte.store(taken, Relaxed);
-        }
+        let (won, lost, packing) = (self.won_new(), self.lost_new(), self.counting.packing);
+        packing.take_new(
+            &self.bytes,
+            &positions,
+            |word| packing.matching(word, won) | packing.matching(word, lost),
+            self.decided(),
+            |at, cell| match cell == won {
+                true => decided.first.push(at as u64),
+                false => decided.second.push(at as u64),
+            },
+        );
     }
 }
 
@@ -111,15 +97,10 @@ impl LeanState for EvenState {
     }
 
     fn from_bytes(bytes: Vec<u8>, count: usize, pits: usize) -> EvenState {
-        let counting = Counting::of(pits);
-        let (won, lost) = (counting.above(), counting.above() + 1);
         EvenState {
             bytes: atomic(bytes),
             dirty: Dirty::new(count),
-            counting,
-            new_cells: counting
-                .packing
-                .cells_where(|cell| cell == won || cell == lost),
+            counting: Counting::of(pits),
         }
     }
 

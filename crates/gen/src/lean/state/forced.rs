@@ -17,7 +17,7 @@
 //! the level's starts, the mover's plane starting as zeros after it.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::AtomicU8;
 
 use super::cells::{Counting, Packing};
 use super::{Decided, Dirty, LeanState, Start};
@@ -40,10 +40,6 @@ pub struct ForcedState {
     mover_from: usize,
     dirty: Dirty,
     counting: Counting,
-    /// For each value of a byte of either plane, which of its cells
-    /// joined the plane's set at this threshold.
-    new_opponent: [u8; 256],
-    new_mover: [u8; 256],
 }
 
 impl ForcedState {
@@ -88,7 +84,7 @@ impl ForcedState {
         take_plane(
             self.mover(),
             MOVER,
-            &self.new_mover,
+            JOINED_NOW,
             JOINED_BEFORE,
             &positions,
             &mut decided.first,
@@ -96,7 +92,7 @@ impl ForcedState {
         take_plane(
             self.opponent(),
             self.counting.packing,
-            &self.new_opponent,
+            self.opponent_now(),
             self.opponent_before(),
             &positions,
             &mut decided.second,
@@ -104,33 +100,23 @@ impl ForcedState {
     }
 }
 
-/// Pushes to `joined` the `positions` whose cell in `plane` (`packing`)
-/// says they joined at this threshold (`new`: [`Packing::cells_where`]),
-/// and sets those cells to `before`. A byte at a time: most hold no new
-/// member, which one lookup tells.
+/// Pushes to `joined` the `positions` whose cell in `plane` (`packing`) is
+/// `now` (they joined at this threshold), and sets those cells to `before`.
 fn take_plane(
     plane: &[AtomicU8],
     packing: Packing,
-    new: &[u8; 256],
+    now: u8,
     before: u8,
     positions: &Range<usize>,
     joined: &mut Vec<u64>,
 ) {
-    let bytes = packing.byte(positions.start)..=packing.byte(positions.end - 1);
-    for (at_byte, cells_byte) in bytes.clone().zip(&plane[bytes]) {
-        let byte = cells_byte.load(Relaxed);
-        let cells = new[byte as usize];
-        if cells == 0 {
-            continue;
-        }
-        let mut taken = byte;
-        for k in (0..packing.per_byte()).filter(|k| cells >> k & 1 != 0) {
-            joined.push((packing.first_of(at_byte) + k) as u64);
-            let shift = packing.shift_of(k);
-            taken = taken & !(packing.mask() << shift) | before << shift;
-        }
-        cells_byte.store(taken, Relaxed);
-    }
+    packing.take_new(
+        plane,
+        positions,
+        |word| packing.matching(word, now),
+        before,
+        |at, _| joined.push(at as u64),
+    );
 }
 
 impl LeanState for ForcedState {
@@ -148,15 +134,11 @@ impl LeanState for ForcedState {
 
     fn from_bytes(bytes: Vec<u8>, count: usize, pits: usize) -> ForcedState {
         debug_assert_eq!(bytes.len(), Self::bytes_for(count, pits));
-        let counting = Counting::of(pits);
-        let opponent_now = counting.above();
         ForcedState {
             bytes: atomic(bytes),
             mover_from: Self::start_bytes_for(count, pits),
             dirty: Dirty::new(count),
-            counting,
-            new_opponent: counting.packing.cells_where(|cell| cell == opponent_now),
-            new_mover: MOVER.cells_where(|cell| cell == JOINED_NOW),
+            counting: Counting::of(pits),
         }
     }
 

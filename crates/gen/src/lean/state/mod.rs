@@ -140,7 +140,7 @@ impl Dirty {
 
     /// [`LeanState::take_decided`] over the blocks marked since the last
     /// call: `take(positions, decided)` adds to `decided`, in index order,
-    /// the positions of a block (its first a multiple of two) that newly
+    /// the positions of a block (its first a multiple of four) that newly
     /// joined each set, and clears their marks.
     pub(crate) fn take_decided(
         &self,
