@@ -71,7 +71,7 @@ pub use {
     checkpoint::Checkpoints,
     cluster::InProcess,
     import::exit_best_marks,
-    kernel::{Depths, Exchange, NO_DEPTH},
+    kernel::{Depths, Exchange, LocalExchange, Visit, NO_DEPTH},
     lean::{Lean, LeanKind},
     pipeline::{solve_level, CHECKPOINT_DIR, LEAN_DIR, SCRATCH_DIR},
     solve::Solution,

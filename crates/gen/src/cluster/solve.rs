@@ -31,7 +31,7 @@ use super::wire::{get_sorted, get_varint, put_sorted, put_varint};
 use crate::error::BuildError;
 use crate::kernel::{
     forward_pass, thresholds, Depths, Exchange, Held, HeldThresholds, LocalExchange, Looked,
-    LowerReads, Pacing, Part, Seeds, Summary,
+    LowerReads, Pacing, Part, Seeds, Summary, Visit,
 };
 use crate::solve::{LevelState, Solve};
 
@@ -111,7 +111,7 @@ impl<T: Transport> Exchange for RankExchange<'_, T> {
 
     /// Sends the parents to their owners, sorted and gap-coded, and applies
     /// the ones this rank owns that any rank sent as one process would.
-    fn deliver(&self, mut parents: Vec<u64>, visit: impl Fn(usize, u8) -> bool + Sync) -> Vec<u64> {
+    fn deliver(&self, mut parents: Vec<u64>, visit: &impl Visit) -> Vec<u64> {
         let first = self.split.range(self.transport.rank()).start;
         parents.par_sort_unstable();
         let outgoing = (0..self.transport.ranks())

@@ -27,16 +27,16 @@ pub trait Exchange {
     /// frontier grows.
     const FRONTIER_PIECE: usize = 1 << 24;
 
-    /// Calls `visit(parent, edges)` for the entries of `parents` this
-    /// process holds, wherever they were found, a parent occurring `k`
-    /// times being visited with edges summing to `k` (once with `k`, or in
-    /// several smaller visits), and returns, in no particular order, the
+    /// Calls `visit.visit(parent, edges)` for the entries of `parents`
+    /// this process holds, wherever they were found, a parent occurring
+    /// `k` times being visited with edges summing to `k` (once with `k`, or
+    /// in several smaller visits), and returns, in no particular order, the
     /// parents for which a visit returned true. A parent is visited by one
-    /// thread only, so `visit` may update its state with plain (relaxed,
+    /// thread only, so a visit may update its state with plain (relaxed,
     /// non-read-modify-write) loads and stores. The states' visits count
     /// edges down and act when the count reaches its end, so however the
     /// edges are grouped, a level solves the same.
-    fn deliver(&self, parents: Vec<u64>, visit: impl Fn(usize, u8) -> bool + Sync) -> Vec<u64>;
+    fn deliver(&self, parents: Vec<u64>, visit: &impl Visit) -> Vec<u64>;
 
     /// The positions of a level of `count` whose state this process holds:
     /// all of them, unless the level is shared among processes.
@@ -52,33 +52,61 @@ pub trait Exchange {
     }
 }
 
+/// What a delivery does at each parent it holds: the visit that updates
+/// its state, and a hint given a few parents ahead.
+pub trait Visit: Sync {
+    /// A parent `at` (an index into this process's state) of `edges` new
+    /// members: whether it joined a set.
+    fn visit(&self, at: usize, edges: u8) -> bool;
+
+    /// `at` will be visited soon: its state may be fetched into the cache
+    /// meanwhile. On the largest levels a bucket's parents are fewer than
+    /// the cache lines of its range of the state, so nearly every visit
+    /// would otherwise wait for memory, one at a time.
+    fn prefetch(&self, _at: usize) {}
+}
+
 /// The exchange of one process: parents bucketed by index range (one
 /// counting pass and one scatter), then each bucket's parents visited one
-/// edge at a time by one thread. A bucket's range of the state fits in a
-/// core's cache, so the random updates within it hit the cache, with no
-/// sort of the whole buffer and no locked instruction (which would stall
-/// on every cache miss).
+/// edge at a time by one thread, with no sort of the whole buffer and no
+/// locked instruction (which would stall on every cache miss). On small
+/// levels a bucket's range of the state fits in a core's cache, so its
+/// random updates hit the cache. On large ones the buckets are few, so the
+/// scatter writes to few places at once, and each parent's state is asked
+/// for a few parents before its visit ([`Visit::prefetch`]), so that many
+/// fetches from memory are in flight at once.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LocalExchange;
 
 /// Positions per bucket at the least: their state (two or three bytes
-/// each) stays well inside a core's cache while the bucket is applied.
+/// each) stays well inside a core's cache while the bucket is applied, so
+/// buckets this small are visited without prefetching.
 const MIN_BUCKET_BITS: u32 = 16;
-/// Buckets at the most: bounds each piece's table of bucket counts on the
-/// largest levels, where buckets grow past [`MIN_BUCKET_BITS`] instead.
-const MAX_BUCKETS_BITS: u32 = 14;
+/// Buckets at the most: few enough that the scatter's places to write
+/// next (one a bucket) stay in the cache. On larger levels buckets grow
+/// past [`MIN_BUCKET_BITS`] instead, beyond the cache, and their parents'
+/// state is prefetched.
+const MAX_BUCKETS_BITS: u32 = 10;
 /// Parents per piece of the scatter, at the least.
 const MIN_PIECE: usize = 1 << 16;
 /// Buckets per unit of parallel work when they are applied.
 const BUCKETS_PER_TASK: usize = 8;
+/// Parents between a parent's prefetch and its visit: enough to keep
+/// several fetches from memory in flight, few enough that the lines are
+/// still in the cache when they are visited.
+const PREFETCH_AHEAD: usize = 16;
 
 impl Exchange for LocalExchange {
-    fn deliver(&self, parents: Vec<u64>, visit: impl Fn(usize, u8) -> bool + Sync) -> Vec<u64> {
+    fn deliver(&self, parents: Vec<u64>, visit: &impl Visit) -> Vec<u64> {
         let Some(&largest) = parents.par_iter().max() else {
             return Vec::new();
         };
         let buckets = Buckets::of(&parents, largest);
         drop(parents);
+        let ahead = match buckets.shift > MIN_BUCKET_BITS {
+            true => PREFETCH_AHEAD,
+            false => 0,
+        };
         let found: Vec<Vec<u64>> = (0..buckets.count)
             .into_par_iter()
             .step_by(BUCKETS_PER_TASK)
@@ -86,11 +114,7 @@ impl Exchange for LocalExchange {
                 let mut joined = Vec::new();
                 for bucket in first..buckets.count.min(first + BUCKETS_PER_TASK) {
                     for piece in &buckets.pieces {
-                        for &parent in piece.bucket(bucket) {
-                            if visit(parent as usize, 1) {
-                                joined.push(parent);
-                            }
-                        }
+                        visit_bucket(piece.bucket(bucket), visit, ahead, &mut joined);
                     }
                 }
                 joined
@@ -100,10 +124,29 @@ impl Exchange for LocalExchange {
     }
 }
 
+/// Visits `parents` one edge at a time, each's state prefetched `ahead`
+/// parents before (none if 0), adding those that joined to `joined`.
+fn visit_bucket(parents: &[u64], visit: &impl Visit, ahead: usize, joined: &mut Vec<u64>) {
+    for &parent in &parents[..ahead.min(parents.len())] {
+        visit.prefetch(parent as usize);
+    }
+    for (k, &parent) in parents.iter().enumerate() {
+        if ahead > 0 {
+            if let Some(&later) = parents.get(k + ahead) {
+                visit.prefetch(later as usize);
+            }
+        }
+        if visit.visit(parent as usize, 1) {
+            joined.push(parent);
+        }
+    }
+}
+
 /// Parents grouped by index range (bucket `b` holds `b << shift` up to
 /// the next bucket's start), piece by piece as they were scattered.
 struct Buckets {
     count: usize,
+    shift: u32,
     pieces: Vec<Piece>,
 }
 
@@ -125,7 +168,11 @@ impl Buckets {
             .par_chunks(piece_len)
             .map(|piece| Piece::scattered(piece, shift, count))
             .collect();
-        Buckets { count, pieces }
+        Buckets {
+            count,
+            shift,
+            pieces,
+        }
     }
 }
 

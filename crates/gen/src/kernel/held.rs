@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
+use mancala_format::prefetch;
 use rayon::prelude::*;
 
 use super::forward::{Record, Summary};
@@ -92,6 +93,17 @@ impl<K: Solve> Ledger for HeldThresholds<'_, K> {
     #[inline]
     fn parent_of_second(&self, t: u32, at: usize) -> bool {
         self.held.state.parent_of_second(t as u8, at)
+    }
+
+    /// Both visits read the flags first.
+    #[inline]
+    fn prefetch_parent_of_first(&self, at: usize) {
+        prefetch(self.held.state.flags(), at);
+    }
+
+    #[inline]
+    fn prefetch_parent_of_second(&self, at: usize) {
+        prefetch(self.held.state.flags(), at);
     }
 
     fn depths(&self) -> Option<&Depths> {

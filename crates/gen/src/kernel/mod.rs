@@ -37,7 +37,7 @@ pub use depths::Depths;
 pub(crate) use depths::Finished;
 #[cfg(feature = "testing")]
 pub use depths::NO_DEPTH;
-pub use exchange::{Exchange, LocalExchange};
+pub use exchange::{Exchange, LocalExchange, Visit};
 pub(crate) use forward::{forward_pass, Looked, LowerReads, Record, Summary};
 pub(crate) use frontier::Frontier;
 pub(crate) use held::{Held, HeldThresholds, Seeds};

@@ -23,7 +23,7 @@
 use mancala_core::{LevelIndex, Rules};
 use rayon::prelude::*;
 
-use super::{piece_len, Depths, Exchange, Frontier, Pacing, Part};
+use super::{piece_len, Depths, Exchange, Frontier, Pacing, Part, Visit};
 use crate::error::BuildError;
 
 /// Where a level's threshold state lives, as the propagation sees it.
@@ -53,6 +53,13 @@ pub(crate) trait Ledger: Sync {
     /// A parent of a new member of the second set: whether it joins the
     /// first set (and records it).
     fn parent_of_second(&self, t: u32, at: usize) -> bool;
+
+    /// `at` will soon be a [`Ledger::parent_of_first`]: its state may be
+    /// fetched into the cache meanwhile ([`Visit::prefetch`]).
+    fn prefetch_parent_of_first(&self, _at: usize) {}
+
+    /// `at` will soon be a [`Ledger::parent_of_second`].
+    fn prefetch_parent_of_second(&self, _at: usize) {}
 
     /// `members` more frontier members were propagated from, for progress.
     fn drained(&self, _members: u64) {}
@@ -164,18 +171,31 @@ fn propagate(
             joins
         };
         let mut new_seconds = ledger.frontier();
+        let parents_of_firsts = Visits {
+            visit: |at, edges| joined(at, ledger.parent_of_first(t, at, edges), true),
+            prefetch: |at| ledger.prefetch_parent_of_first(at),
+        };
         visit_parents(
             part,
             exchange,
             ledger,
             firsts,
             &mut new_seconds,
-            |at, edges| joined(at, ledger.parent_of_first(t, at, edges), true),
+            &parents_of_firsts,
         )?;
         let mut new_firsts = ledger.frontier();
-        visit_parents(part, exchange, ledger, seconds, &mut new_firsts, |at, _| {
-            joined(at, ledger.parent_of_second(t, at), false)
-        })?;
+        let parents_of_seconds = Visits {
+            visit: |at, _| joined(at, ledger.parent_of_second(t, at), false),
+            prefetch: |at| ledger.prefetch_parent_of_second(at),
+        };
+        visit_parents(
+            part,
+            exchange,
+            ledger,
+            seconds,
+            &mut new_firsts,
+            &parents_of_seconds,
+        )?;
         if let Some((later_firsts, later_seconds)) = later.take() {
             new_firsts.append(later_firsts)?;
             new_seconds.append(later_seconds)?;
@@ -186,17 +206,36 @@ fn propagate(
     Ok(())
 }
 
-/// Calls `visit(parent, edges)` for the same-level parents of `frontier`
-/// (wherever their state is held, [`Exchange::deliver`]), piece by piece so
-/// the parent buffer stays bounded; adds the parents for which `visit`
-/// returned true to `joined` (the next frontier).
+/// A ledger's visit of one kind of parent and its prefetch, as a
+/// [`Visit`].
+struct Visits<V, P> {
+    visit: V,
+    prefetch: P,
+}
+
+impl<V: Fn(usize, u8) -> bool + Sync, P: Fn(usize) + Sync> Visit for Visits<V, P> {
+    #[inline]
+    fn visit(&self, at: usize, edges: u8) -> bool {
+        (self.visit)(at, edges)
+    }
+
+    #[inline]
+    fn prefetch(&self, at: usize) {
+        (self.prefetch)(at)
+    }
+}
+
+/// Visits the same-level parents of `frontier` (wherever their state is
+/// held, [`Exchange::deliver`]), piece by piece so the parent buffer stays
+/// bounded; adds the parents whose visit returned true to `joined` (the
+/// next frontier).
 fn visit_parents<E: Exchange>(
     part: &Part,
     exchange: &E,
     ledger: &impl Ledger,
     frontier: Frontier,
     joined: &mut Frontier,
-    visit: impl Fn(usize, u8) -> bool + Sync,
+    visit: &impl Visit,
 ) -> Result<(), BuildError> {
     let most = E::FRONTIER_PIECE.min(ledger.frontier_piece()) as u64;
     let piece = piece_len(most, frontier.len(), 64) as usize;
@@ -207,10 +246,10 @@ fn visit_parents<E: Exchange>(
 
         let parents = same_level_parents(part.rules, &part.index, members);
         delivered += 1;
-        joined.extend(exchange.deliver(parents, &visit))
+        joined.extend(exchange.deliver(parents, visit))
     })?;
     for _ in delivered..pieces {
-        joined.extend(exchange.deliver(Vec::new(), &visit))?;
+        joined.extend(exchange.deliver(Vec::new(), visit))?;
     }
     Ok(())
 }

@@ -589,6 +589,16 @@ impl<K: LeanKind> Ledger for LeanThresholds<'_, '_, K> {
         self.level.state.join_first(at)
     }
 
+    #[inline]
+    fn prefetch_parent_of_first(&self, at: usize) {
+        self.level.state.prefetch_for_child_joined_first(at);
+    }
+
+    #[inline]
+    fn prefetch_parent_of_second(&self, at: usize) {
+        self.level.state.prefetch_for_join_first(at);
+    }
+
     fn depths(&self) -> Option<&Depths> {
         self.job.depths
     }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use mancala_core::{Rules, Variant};
 use mancala_format::{Even, Forced, Levels};
-use mancala_gen::{solve_in_memory, Exchange, LevelJob, Retrograde, Solve, Strategy};
+use mancala_gen::{solve_in_memory, Exchange, LevelJob, Retrograde, Solve, Strategy, Visit};
 
 /// Parents split among `workers` by index range (`range` positions each,
 /// dealt round robin), each worker's share sorted and applied on its own,
@@ -30,7 +30,7 @@ impl Sharded {
 }
 
 impl Exchange for Sharded {
-    fn deliver(&self, parents: Vec<u64>, visit: impl Fn(usize, u8) -> bool + Sync) -> Vec<u64> {
+    fn deliver(&self, parents: Vec<u64>, visit: &impl Visit) -> Vec<u64> {
         self.delivered.fetch_add(parents.len() as u64, Relaxed);
         let mut shares = vec![Vec::new(); self.workers as usize];
         for parent in parents {
@@ -40,7 +40,7 @@ impl Exchange for Sharded {
         for mut share in shares {
             share.sort_unstable();
             for run in share.chunk_by(|a, b| a == b) {
-                if visit(run[0] as usize, run.len() as u8) {
+                if visit.visit(run[0] as usize, run.len() as u8) {
                     joined.push(run[0]);
                 }
             }

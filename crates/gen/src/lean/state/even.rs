@@ -22,6 +22,8 @@
 use std::ops::Range;
 use std::sync::atomic::AtomicU8;
 
+use mancala_format::prefetch;
+
 use super::cells::Counting;
 use super::{Decided, Dirty, LeanState, Start};
 use crate::checkpoint::plain;
@@ -125,6 +127,16 @@ impl LeanState for EvenState {
     fn child_joined_first(&self, at: usize) -> bool {
         let lost = self.lost_new();
         self.change_deciding(at, |cell| self.counting.lost_a_move(cell, lost))
+    }
+
+    #[inline]
+    fn prefetch_for_join_first(&self, at: usize) {
+        prefetch(&self.bytes, self.counting.packing.byte(at));
+    }
+
+    #[inline]
+    fn prefetch_for_child_joined_first(&self, at: usize) {
+        prefetch(&self.bytes, self.counting.packing.byte(at));
     }
 
     fn take_decided(&self, write: impl FnMut(Vec<Decided>)) {

@@ -19,6 +19,8 @@
 use std::ops::Range;
 use std::sync::atomic::AtomicU8;
 
+use mancala_format::prefetch;
+
 use super::cells::{Counting, Packing};
 use super::{Decided, Dirty, LeanState, Start};
 use crate::checkpoint::plain;
@@ -169,6 +171,18 @@ impl LeanState for ForcedState {
     fn child_joined_first(&self, at: usize) -> bool {
         let joined = self.opponent_now();
         self.change_opponent(at, |cell| self.counting.lost_a_move(cell, joined))
+    }
+
+    /// The mover's plane.
+    #[inline]
+    fn prefetch_for_join_first(&self, at: usize) {
+        prefetch(self.mover(), MOVER.byte(at));
+    }
+
+    /// The opponent's plane.
+    #[inline]
+    fn prefetch_for_child_joined_first(&self, at: usize) {
+        prefetch(self.opponent(), self.counting.packing.byte(at));
     }
 
     fn take_decided(&self, write: impl FnMut(Vec<Decided>)) {

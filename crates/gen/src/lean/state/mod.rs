@@ -99,6 +99,13 @@ pub trait LeanState: Sync + Sized {
     /// it joined.
     fn child_joined_first(&self, at: usize) -> bool;
 
+    /// `at` will soon be visited by [`LeanState::join_first`]: the cell it
+    /// changes may be fetched into the cache meanwhile.
+    fn prefetch_for_join_first(&self, at: usize);
+
+    /// `at` will soon be visited by [`LeanState::child_joined_first`].
+    fn prefetch_for_child_joined_first(&self, at: usize);
+
     /// Hands the positions decided since the last call to `write`, in
     /// index order, a group of blocks at a time, and clears their new
     /// marks. Called between thresholds, when no other thread changes
