@@ -261,13 +261,14 @@ mod tests {
         (bytes[packing.byte(at)].load(Relaxed) >> packing.shift(at)) & packing.mask()
     }
 
-    /// A plane of `count` cells, cell `at` holding `value(at)`.
+    /// A plane of `count` cells, cell `at` holding `value(at)`: each
+    /// change finds its cell still zero.
     fn plane(packing: Packing, count: usize, value: impl Fn(usize) -> u8) -> Vec<AtomicU8> {
         let bytes: Vec<AtomicU8> = (0..packing.bytes_for(count))
             .map(|_| AtomicU8::new(0))
             .collect();
         for at in 0..count {
-            packing.change(&bytes, at, |_| Some(value(at)));
+            assert_eq!(packing.change(&bytes, at, |_| Some(value(at))), Some(0));
         }
         bytes
     }
