@@ -21,8 +21,11 @@ const HELD: usize = if cfg!(debug_assertions) {
 } else {
     1 << 22
 };
-/// zstd's level for the spilled members: its fastest, as for the lists.
-const LEVEL: i32 = 1;
+/// zstd's level for the spilled members: one of its fast negative levels.
+/// Members in the order a delivery found them are far less regular than
+/// the lists' sorted gaps, so compressing them harder buys little room
+/// and costs the solver's own time.
+const LEVEL: i32 = -3;
 
 /// A frontier being filled, then drained.
 pub(crate) struct Frontier {
