@@ -39,5 +39,5 @@ pub use index::{
 };
 pub use position::{pit_letter, push_decimal, Position, MAX_PITS, MAX_STONES};
 pub use progress::{Progress, Quiet};
-pub use rules::{Move, MoveList, Place, RowMove, Rules, Successors, Variant};
+pub use rules::{Move, MoveList, Place, RowMove, Rules, Stays, Successors, Variant};
 pub use value::{Bounds, Cycles, MoveBounds, MoveValue, Verdict, MAX_LEVEL};

@@ -6,6 +6,7 @@
 
 use std::cmp::Ordering;
 
+use super::bits::{ones, row_mask};
 use super::{Move, MoveRules, Place, RowMove, Rules};
 use crate::position::Position;
 
@@ -75,37 +76,6 @@ impl Kalah {
             extra_turn: row.extra_turn,
             child: pos.with_board_bits(first as u128 | (second as u128) << (8 * p)),
         }
-    }
-}
-
-/// The bits of a row of `p` pits.
-#[inline]
-fn row_mask(p: usize) -> u64 {
-    if p >= 8 {
-        u64::MAX
-    } else {
-        (1 << (8 * p)) - 1
-    }
-}
-
-/// One stone in each of pits `from..to` (none if `to <= from`), as board
-/// bits.
-#[inline]
-fn ones(from: usize, to: usize) -> u128 {
-    /// `LOW[k]`: one stone in each of pits `0..k`.
-    const LOW: [u128; 17] = {
-        let mut low = [0u128; 17];
-        let mut k = 1;
-        while k < 17 {
-            low[k] = low[k - 1] | 1 << (8 * (k - 1));
-            k += 1;
-        }
-        low
-    };
-    if to <= from {
-        0
-    } else {
-        LOW[to] - LOW[from]
     }
 }
 

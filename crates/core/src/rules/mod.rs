@@ -26,6 +26,7 @@
 //!   it captures.
 
 mod awari;
+mod bits;
 mod kalah;
 mod oware;
 mod sowing;
@@ -189,6 +190,17 @@ impl Move {
     }
 }
 
+/// A position's legal moves that keep its level, as
+/// [`Rules::for_each_exit`] tells them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stays {
+    /// There is no legal move: the game is over, worth this to the mover
+    /// (what [`Rules::for_each_move`] returns).
+    Terminal(i32),
+    /// This many legal moves keep the level (none was played).
+    Moves(u8),
+}
+
 /// A move of the mover's row as it acts on any opponent row, in a rule set
 /// whose levels cannot cycle ([`Rules::row_moves`]). Rows are *row bits*:
 /// pit `i` of the row in byte `i` of a `u64`.
@@ -309,6 +321,25 @@ trait MoveRules {
     /// Calls `visit` with each legal move of `pos`, in pit order, and
     /// returns the terminal value if there is none.
     fn moves(rules: &Rules, pos: &Position, visit: impl FnMut(&Move)) -> Option<i32>;
+
+    /// Calls `visit` with each legal move of `pos` that leaves its level,
+    /// in pit order, and counts the others ([`Rules::for_each_exit`]). A
+    /// rule set may tell a move that keeps the level without playing it.
+    #[inline]
+    fn exits(rules: &Rules, pos: &Position, mut visit: impl FnMut(&Move)) -> Stays {
+        let mut stays = 0;
+        let terminal = Self::moves(rules, pos, |m| {
+            if m.leaves_level() {
+                visit(m);
+            } else {
+                stays += 1;
+            }
+        });
+        match terminal {
+            Some(value) => Stays::Terminal(value),
+            None => Stays::Moves(stays),
+        }
+    }
 
     /// Plays the mover's pit `pit` (non-empty, in the row) if it is legal.
     fn play(rules: &Rules, pos: &Position, pit: usize) -> Option<Move>;
@@ -465,6 +496,17 @@ impl Rules {
     pub fn for_each_move(&self, pos: &Position, visit: impl FnMut(&Move)) -> Option<i32> {
         debug_assert_eq!(pos.pits(), self.pits());
         with_rule_set!(self.variant, R => R::moves(self, pos, visit))
+    }
+
+    /// Calls `visit` with each legal move of `pos` that leaves its level
+    /// (an exit), in pit order, and tells how many legal moves keep it, or
+    /// the terminal value. What a level's forward pass needs: it reads
+    /// every exit's child and only counts the other moves, which the
+    /// Oware family tells apart without sowing them.
+    #[inline]
+    pub fn for_each_exit(&self, pos: &Position, visit: impl FnMut(&Move)) -> Stays {
+        debug_assert_eq!(pos.pits(), self.pits());
+        with_rule_set!(self.variant, R => R::exits(self, pos, visit))
     }
 
     /// Calls `visit` with the move of every non-empty pit of `mover_row`

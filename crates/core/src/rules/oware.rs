@@ -3,7 +3,7 @@
 //! no stones.
 
 use super::sowing::{self, CaptureShape};
-use super::{Move, MoveRules, Rules};
+use super::{Move, MoveRules, Rules, Stays};
 use crate::position::Position;
 
 /// The Oware rule set.
@@ -38,6 +38,16 @@ impl MoveRules for Oware {
         // No move at all, or no move can feed: stones go to the side they
         // lie on.
         (!any_legal).then(|| pos.mover_stones() as i32 - pos.opponent_stones() as i32)
+    }
+
+    #[inline]
+    fn exits(_: &Rules, pos: &Position, visit: impl FnMut(&Move)) -> Stays {
+        let opponent_empty = pos.opponent_stones() == 0;
+        let legal = |pit| !opponent_empty || Oware::feeds(pos, pit);
+        match sowing::exits(pos, CaptureShape::GrandSlamVoid, legal, visit) {
+            Some(stays) => Stays::Moves(stays),
+            None => Stays::Terminal(pos.mover_stones() as i32 - pos.opponent_stones() as i32),
+        }
     }
 
     fn play(_: &Rules, pos: &Position, pit: usize) -> Option<Move> {

@@ -3,6 +3,7 @@
 //! opponent pit hold 2 or 3 captures. The rule sets differ only in the
 //! shape of the capture ([`CaptureShape`]) and in which moves are legal.
 
+use super::bits::ones;
 use super::{Move, Place};
 use crate::position::Position;
 
@@ -23,37 +24,49 @@ pub(super) fn capturable(count: u32) -> bool {
     count == 2 || count == 3
 }
 
+/// A sowing of one pit, as laps and rest: `2P − 1` stones make a lap
+/// (every pit but the origin takes one), and the rest cover the pits after
+/// the origin, wrapping round at most once and never reaching it again.
+#[derive(Clone, Copy)]
+struct Sowing {
+    laps: usize,
+    rest: usize,
+    /// The last pit sown.
+    last: usize,
+}
+
+impl Sowing {
+    /// The sowing of pit `origin` (not empty) of `pos`.
+    #[inline(always)]
+    fn of(pos: &Position, origin: usize) -> Sowing {
+        let ring = 2 * pos.pits();
+        let stones = pos.get(origin) as usize;
+        let (laps, rest) = (stones / (ring - 1), stones % (ring - 1));
+        // Whole laps end in the pit before the origin.
+        let last = (origin + if rest == 0 { ring - 1 } else { rest }) % ring;
+        Sowing { laps, rest, last }
+    }
+
+    /// What the last pit sown holds after the sowing: known without
+    /// sowing, so that a move that cannot capture is told apart cheaply.
+    #[inline(always)]
+    fn last_count(&self, pos: &Position) -> u32 {
+        pos.get(self.last) + self.laps as u32 + u32::from(self.rest > 0)
+    }
+}
+
 /// Sows pit `origin` (the origin is skipped on every lap) and returns the
-/// board (still from the mover's view) and the last pit sown.
+/// board (still from the mover's view) and the last pit sown: the laps
+/// and the rest are each one addition of board bits.
 #[inline(always)]
 pub(super) fn sow_skipping_origin(pos: &Position, origin: usize) -> (Position, usize) {
     let ring = 2 * pos.pits();
-    let mut board = *pos;
-    let cells = board.cells_mut();
-    let stones = cells[origin] as usize;
-    cells[origin] = 0;
-    let (laps, rest) = (stones / (ring - 1), stones % (ring - 1));
-    if laps > 0 {
-        for (i, c) in cells.iter_mut().enumerate() {
-            if i != origin {
-                *c += laps as u8;
-            }
-        }
-    }
-    let mut pit = origin;
-    for _ in 0..rest {
-        pit += 1;
-        if pit == ring {
-            pit = 0;
-        }
-        cells[pit] += 1;
-    }
-    let last = if rest == 0 {
-        (origin + ring - 1) % ring
-    } else {
-        pit
-    };
-    (board, last)
+    let sowing = Sowing::of(pos, origin);
+    let mut board = pos.board_bits() & !(0xffu128 << (8 * origin));
+    board += sowing.laps as u128 * (ones(0, ring) - ones(origin, origin + 1));
+    let end = origin + 1 + sowing.rest; // past the last pit, before wrapping
+    board += ones(origin + 1, end.min(ring)) + ones(0, end.saturating_sub(ring));
+    (pos.with_board_bits(board), sowing.last)
 }
 
 /// Applies the capture after a sowing from `pit` that ended in `last`, then
@@ -100,6 +113,39 @@ pub(super) fn finish_move(
 pub(super) fn sow_and_capture(pos: &Position, pit: usize, shape: CaptureShape) -> Move {
     let (board, last) = sow_skipping_origin(pos, pit);
     finish_move(pit, board, last, shape)
+}
+
+/// The family's legal moves that leave the level, played and handed to
+/// `visit` in pit order, and the number of the others: `None` if no pit
+/// is legal (`legal` is asked of the non-empty ones). A sowing whose last
+/// stone cannot capture keeps the level and is only counted, unsown; the
+/// others are played, and a void grand slam among them counted too.
+#[inline(always)]
+pub(super) fn exits(
+    pos: &Position,
+    shape: CaptureShape,
+    legal: impl Fn(usize) -> bool,
+    mut visit: impl FnMut(&Move),
+) -> Option<u8> {
+    let p = pos.pits();
+    let mut stays = 0u8;
+    let mut any_legal = false;
+    for pit in 0..p {
+        if pos.get(pit) == 0 || !legal(pit) {
+            continue;
+        }
+        any_legal = true;
+        let sowing = Sowing::of(pos, pit);
+        if sowing.last >= p && capturable(sowing.last_count(pos)) {
+            let m = sow_and_capture(pos, pit, shape);
+            if m.leaves_level() {
+                visit(&m);
+                continue;
+            }
+        }
+        stays += 1;
+    }
+    any_legal.then_some(stays)
 }
 
 /// The pits the stones of `pit` land in, one per stone.

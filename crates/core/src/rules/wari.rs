@@ -2,7 +2,7 @@
 //! a grand-slam nor a feeding rule: every non-empty pit may be sown.
 
 use super::sowing::{self, CaptureShape};
-use super::{Move, MoveRules, Rules};
+use super::{Move, MoveRules, Rules, Stays};
 use crate::position::Position;
 
 /// The Wari rule set.
@@ -23,6 +23,14 @@ impl MoveRules for Wari {
             }
         }
         None
+    }
+
+    #[inline]
+    fn exits(_: &Rules, pos: &Position, visit: impl FnMut(&Move)) -> Stays {
+        match sowing::exits(pos, CaptureShape::BothWays, |_| true, visit) {
+            Some(stays) => Stays::Moves(stays),
+            None => Stays::Terminal(-(pos.stones() as i32)),
+        }
     }
 
     fn play(_: &Rules, pos: &Position, pit: usize) -> Option<Move> {

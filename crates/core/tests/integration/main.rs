@@ -1,5 +1,7 @@
-//! Integration tests of the domain crate: level indexing and notation.
+//! Integration tests of the domain crate: level indexing, move generation
+//! and notation.
 
 mod index;
 mod levels;
+mod moves;
 mod notation;

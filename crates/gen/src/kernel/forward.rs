@@ -10,7 +10,7 @@
 
 use std::ops::Range;
 
-use mancala_core::{LevelIndex, Move, Position, Rules, MAX_PITS};
+use mancala_core::{LevelIndex, Move, Position, Rules, Stays, MAX_PITS};
 use mancala_format::Levels;
 use rayon::prelude::*;
 
@@ -132,18 +132,16 @@ impl Looked {
         pos: &Position,
         mut locate: impl FnMut(u32, &Position) -> u64,
     ) {
-        self.stays = 0;
         self.len = 0;
-        self.terminal = rules.for_each_move(pos, |m| {
-            if !m.leaves_level() {
-                debug_assert!(!m.extra_turn && m.child.stones() == n);
-                self.stays += 1;
-            } else {
-                let at = locate(n - m.gain as u32, &m.child);
-                self.exits[self.len] = (*m, at);
-                self.len += 1;
-            }
+        let stays = rules.for_each_exit(pos, |m| {
+            let at = locate(n - m.gain as u32, &m.child);
+            self.exits[self.len] = (*m, at);
+            self.len += 1;
         });
+        (self.terminal, self.stays) = match stays {
+            Stays::Terminal(value) => (Some(value), 0),
+            Stays::Moves(stays) => (None, stays),
+        };
     }
 
     /// Each exit's child: its level and index, in the exits' order.
