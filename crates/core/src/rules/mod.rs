@@ -587,7 +587,9 @@ impl Rules {
             if after.get(origin) != 0 {
                 continue;
             }
-            let mut before = after;
+            // The board before the sowing, as board bits, one stone taken
+            // back a step.
+            let mut before = after.board_bits();
             let mut opponent_before = opponent_after;
             let mut last = origin;
             for taken in 1..=u8::MAX {
@@ -595,15 +597,13 @@ impl Rules {
                     break;
                 };
                 last = next;
-                if before.get(last) == 0 {
+                let stone = 1u128 << (8 * last);
+                if before & (0xff * stone) == 0 {
                     break;
                 }
-                before.cells_mut()[last] -= 1;
-                if last >= p {
-                    opponent_before -= 1;
-                }
-                let mut parent = before;
-                parent.cells_mut()[origin] = taken;
+                before -= stone;
+                opponent_before -= u32::from(last >= p);
+                let parent = after.with_board_bits(before | u128::from(taken) << (8 * origin));
                 let keeps = R::keeps_level(self, &after, origin, taken, last, opponent_before);
                 debug_assert_eq!(
                     keeps,
