@@ -15,43 +15,42 @@ impl Oware {
     fn feeds(pos: &Position, pit: usize) -> bool {
         pit + pos.get(pit) as usize >= pos.pits()
     }
+
+    /// Which non-empty pits of `pos` may be sown: any, unless the
+    /// opponent has no stones, then those that feed him.
+    #[inline(always)]
+    fn legal(pos: &Position) -> impl Fn(usize) -> bool + '_ {
+        let opponent_empty = pos.opponent_stones() == 0;
+        move |pit| !opponent_empty || Oware::feeds(pos, pit)
+    }
+
+    /// The value of a position with no legal move: no move at all, or no
+    /// move can feed, and stones go to the side they lie on.
+    #[inline]
+    fn terminal(pos: &Position) -> i32 {
+        pos.mover_stones() as i32 - pos.opponent_stones() as i32
+    }
 }
 
 impl MoveRules for Oware {
     const CHILD_OF_STAY_HAS_MOVER_STONES: bool = false;
 
     #[inline]
-    fn moves(_: &Rules, pos: &Position, mut visit: impl FnMut(&Move)) -> Option<i32> {
-        let opponent_empty = pos.opponent_stones() == 0;
-        let mut any_legal = false;
-        for pit in 0..pos.pits() {
-            if pos.get(pit) == 0 || (opponent_empty && !Oware::feeds(pos, pit)) {
-                continue;
-            }
-            visit(&sowing::sow_and_capture(
-                pos,
-                pit,
-                CaptureShape::GrandSlamVoid,
-            ));
-            any_legal = true;
-        }
-        // No move at all, or no move can feed: stones go to the side they
-        // lie on.
-        (!any_legal).then(|| pos.mover_stones() as i32 - pos.opponent_stones() as i32)
+    fn moves(_: &Rules, pos: &Position, visit: impl FnMut(&Move)) -> Option<i32> {
+        let any_legal = sowing::moves(pos, CaptureShape::GrandSlamVoid, Oware::legal(pos), visit);
+        (!any_legal).then(|| Oware::terminal(pos))
     }
 
     #[inline]
     fn exits(_: &Rules, pos: &Position, visit: impl FnMut(&Move)) -> Stays {
-        let opponent_empty = pos.opponent_stones() == 0;
-        let legal = |pit| !opponent_empty || Oware::feeds(pos, pit);
-        match sowing::exits(pos, CaptureShape::GrandSlamVoid, legal, visit) {
+        match sowing::exits(pos, CaptureShape::GrandSlamVoid, Oware::legal(pos), visit) {
             Some(stays) => Stays::Moves(stays),
-            None => Stays::Terminal(pos.mover_stones() as i32 - pos.opponent_stones() as i32),
+            None => Stays::Terminal(Oware::terminal(pos)),
         }
     }
 
     fn play(_: &Rules, pos: &Position, pit: usize) -> Option<Move> {
-        if pos.opponent_stones() == 0 && !Oware::feeds(pos, pit) {
+        if !Oware::legal(pos)(pit) {
             return None;
         }
         Some(sowing::sow_and_capture(

@@ -115,9 +115,26 @@ pub(super) fn sow_and_capture(pos: &Position, pit: usize, shape: CaptureShape) -
     finish_move(pit, board, last, shape)
 }
 
-/// The family's legal moves that leave the level, played and handed to
-/// `visit` in pit order, and the number of the others: `None` if no pit
-/// is legal (`legal` is asked of the non-empty ones). A sowing whose last
+/// The family's legal moves, played and handed to `visit` in pit order
+/// (`legal` is asked of the non-empty pits): whether there was any.
+#[inline(always)]
+pub(super) fn moves(
+    pos: &Position,
+    shape: CaptureShape,
+    legal: impl Fn(usize) -> bool,
+    mut visit: impl FnMut(&Move),
+) -> bool {
+    let mut any_legal = false;
+    for pit in (0..pos.pits()).filter(|&pit| pos.get(pit) > 0 && legal(pit)) {
+        visit(&sow_and_capture(pos, pit, shape));
+        any_legal = true;
+    }
+    any_legal
+}
+
+/// [`moves`] as a forward pass wants them: those that leave the level,
+/// played and handed to `visit` in pit order, and the number of the
+/// others; `None` if no pit is legal. A sowing whose last
 /// stone cannot capture keeps the level and is only counted, unsown; the
 /// others are played, and a void grand slam among them counted too.
 #[inline(always)]
@@ -130,10 +147,7 @@ pub(super) fn exits(
     let p = pos.pits();
     let mut stays = 0u8;
     let mut any_legal = false;
-    for pit in 0..p {
-        if pos.get(pit) == 0 || !legal(pit) {
-            continue;
-        }
+    for pit in (0..p).filter(|&pit| pos.get(pit) > 0 && legal(pit)) {
         any_legal = true;
         let sowing = Sowing::of(pos, pit);
         if sowing.last >= p && capturable(sowing.last_count(pos)) {

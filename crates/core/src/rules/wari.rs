@@ -8,28 +8,29 @@ use crate::position::Position;
 /// The Wari rule set.
 pub(super) struct Wari;
 
+impl Wari {
+    /// The value of a position whose mover has no stone to sow: the
+    /// remaining stones go to the opponent, on whose side they lie.
+    #[inline]
+    fn terminal(pos: &Position) -> i32 {
+        -(pos.stones() as i32)
+    }
+}
+
 impl MoveRules for Wari {
     const CHILD_OF_STAY_HAS_MOVER_STONES: bool = false;
 
     #[inline]
-    fn moves(_: &Rules, pos: &Position, mut visit: impl FnMut(&Move)) -> Option<i32> {
-        if pos.mover_stones() == 0 {
-            // The remaining stones go to the opponent, on whose side they lie.
-            return Some(-(pos.stones() as i32));
-        }
-        for pit in 0..pos.pits() {
-            if pos.get(pit) > 0 {
-                visit(&sowing::sow_and_capture(pos, pit, CaptureShape::BothWays));
-            }
-        }
-        None
+    fn moves(_: &Rules, pos: &Position, visit: impl FnMut(&Move)) -> Option<i32> {
+        let any_legal = sowing::moves(pos, CaptureShape::BothWays, |_| true, visit);
+        (!any_legal).then(|| Wari::terminal(pos))
     }
 
     #[inline]
     fn exits(_: &Rules, pos: &Position, visit: impl FnMut(&Move)) -> Stays {
         match sowing::exits(pos, CaptureShape::BothWays, |_| true, visit) {
             Some(stays) => Stays::Moves(stays),
-            None => Stays::Terminal(-(pos.stones() as i32)),
+            None => Stays::Terminal(Wari::terminal(pos)),
         }
     }
 
