@@ -252,6 +252,16 @@ fn against_other(args: &VerifyArgs, against: &[String]) -> Result<bool> {
     Ok(agree)
 }
 
+/// Positions a second, in the unit that reads best.
+fn rate(positions: u64, seconds: f64) -> String {
+    let per_second = positions as f64 / seconds.max(1e-9);
+    if per_second >= 1e6 {
+        format!("{:.2} M positions/s", per_second / 1e6)
+    } else {
+        format!("{:.0} positions/s", per_second)
+    }
+}
+
 /// The lines that report one verified level.
 fn check_lines<K: Recompute>(name: &str, c: &LevelCheck<K>) -> String {
     let status = if c.mismatches == 0 && c.histogram_ok {
@@ -265,9 +275,13 @@ fn check_lines<K: Recompute>(name: &str, c: &LevelCheck<K>) -> String {
             100.0 * e as f64 / c.positions as f64
         )
     });
+    let seconds = c.checking.as_secs_f64();
     let mut lines = format!(
-        "{name} level {:>3}: {:>14} positions {status}{exact}",
-        c.level, c.positions
+        "{name} level {:>3}: {:>14} positions {status}{exact} ({seconds:.1} s, {}; read in {:.1} s)",
+        c.level,
+        c.positions,
+        rate(c.positions, seconds),
+        c.loading.as_secs_f64()
     );
     if let Some((pos, stored, expected)) = &c.first_mismatch {
         lines += &format!("\n    first mismatch: {pos} stored {stored}, recomputed {expected}");

@@ -197,8 +197,9 @@ fn a_build_without_a_terminal_writes_progress_lines() {
     );
 }
 
-/// `verify --from A --to B` recomputes levels A..=B only, and tells its
-/// progress in lines like a build's when stderr is not a terminal.
+/// `verify --from A --to B` recomputes levels A..=B only, tells each
+/// level's time and rate, and tells its progress in lines like a build's
+/// when stderr is not a terminal.
 #[test]
 fn verify_checks_the_levels_asked_for_and_tells_its_progress() {
     let (_dir, path) = built(8);
@@ -221,7 +222,9 @@ fn verify_checks_the_levels_asked_for_and_tells_its_progress() {
     assert_eq!(checked.len(), 4, "{text}");
     for (line, n) in checked.iter().zip(3..) {
         assert!(
-            line.contains(&format!("level {n:>3}:")) && line.ends_with(" ok"),
+            line.contains(&format!("level {n:>3}:"))
+                && line.contains(" positions ok (")
+                && line.contains(" positions/s; read in "),
             "{text}"
         );
     }

@@ -18,15 +18,20 @@
 
 #![warn(missing_docs)]
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use mancala_core::{Bounds, LevelIndex, Move, Position, Rules, MAX_PITS};
+use mancala_core::{
+    advance_cells, mover_row_rank, opponent_row_rank, Bounds, LevelIndex, Move, Position, Rules,
+    MAX_PITS,
+};
 use mancala_format::{
     depth_of, depth_path, dir_name, flip_gathered_bytes, forced_opponent_depth, histogram,
-    level_path, levels_available, tables_dir, Depth, Even, Forced, FormatError, Levels, Plies,
-    Realized, Scratch, StoredDepth, Table, TableId, TableKind, MAPPED_MIN_POSITIONS,
+    level_path, levels_available, tables_dir, Depth, Even, Forced, FormatError, Levels, Order,
+    Plies, Realized, Scratch, StoredDepth, Table, TableId, TableKind, MAPPED_MIN_POSITIONS,
 };
 use rayon::prelude::*;
 
@@ -63,6 +68,12 @@ pub struct LevelCheck<K: TableKind> {
     pub exact: Option<u64>,
     /// Even tables with a depth table for the level: its check.
     pub depths: Option<DepthCheck>,
+    /// The time taken to read the level's table and hold it decoded (its
+    /// checksums checked); for the first level checked, the levels below
+    /// it too.
+    pub loading: Duration,
+    /// The time taken to recompute the level's entries (and its depths).
+    pub checking: Duration,
 }
 
 /// The check of a level's depth table (`docs/RULES.md`, "Depth to
@@ -507,6 +518,7 @@ pub fn verify_with<K: Recompute>(
     );
     let mut levels = Levels::<K>::new();
     let mut checks = Vec::new();
+    let mut loading = Instant::now();
     let interrupted = |n: u32| VerifyError::Interrupted {
         level: n.max(options.from),
     };
@@ -534,6 +546,7 @@ pub fn verify_with<K: Recompute>(
         if n < options.from {
             continue;
         }
+        let checking = Instant::now();
         let positions = table.header().positions;
         progress.level_started(n, positions, positions);
         let histogram_ok = histogram(levels.symbols(n)) == table.header().histogram;
@@ -544,6 +557,8 @@ pub fn verify_with<K: Recompute>(
         }
         check.exact = table.header().exact_positions();
         check.depths = K::check_depths(rules, &dir, n, &levels)?;
+        (check.loading, check.checking) = (checking - loading, checking.elapsed());
+        loading = Instant::now();
         report(&check);
         checks.push(check);
     }
@@ -570,6 +585,8 @@ fn check_level<K: Recompute>(
         histogram_ok,
         exact: None,
         depths: None,
+        loading: Duration::ZERO,
+        checking: Duration::ZERO,
     }
 }
 
@@ -583,6 +600,7 @@ const BATCH: usize = 32;
 /// batch after batch: no move list is built or copied.
 #[derive(Clone, Copy, Default)]
 struct Looked {
+    pos: Position,
     at: u64,
     terminal: Option<i32>,
     steps: [Step; MAX_PITS],
@@ -591,13 +609,23 @@ struct Looked {
 }
 
 impl Looked {
-    /// Looks at every move of `pos`, of level `n`, locating (and
-    /// prefetching) its own entry and its children's in `levels`.
+    /// Looks at every move of `pos`, of level `n`, whose entry is at `at`,
+    /// locating (and prefetching) its own entry and its children's in
+    /// `levels`.
     #[inline]
-    fn look<K: TableKind>(&mut self, rules: &Rules, levels: &Levels<K>, n: u32, pos: &Position) {
+    fn look<K: TableKind>(
+        &mut self,
+        rules: &Rules,
+        levels: &Levels<K>,
+        n: u32,
+        pos: Position,
+        at: u64,
+    ) {
         self.moves = 0;
-        self.terminal = rules.for_each_move(pos, |m| {
-            let stones = m.child.stones();
+        self.terminal = rules.for_each_move(&pos, |m| {
+            // Stones leave the board only into the mover's store.
+            let stones = n - u32::from(m.gain);
+            debug_assert_eq!(stones, m.child.stones());
             self.steps[self.moves] = Step {
                 gain: m.gain,
                 extra_turn: m.extra_turn,
@@ -605,7 +633,9 @@ impl Looked {
             self.children[self.moves] = (stones, levels.locate_prefetched(stones, &m.child));
             self.moves += 1;
         });
-        self.at = levels.locate_prefetched(n, pos);
+        debug_assert_eq!(at, levels.locate(n, &pos));
+        levels.prefetch(n, at);
+        (self.pos, self.at) = (pos, at);
     }
 
     /// The entry the one-ply formula gives, from the entries located.
@@ -625,9 +655,62 @@ impl Looked {
 /// A position, its stored entry and its recomputed one.
 type Mismatch<K> = (Position, <K as TableKind>::Entry, <K as TableKind>::Entry);
 
+/// The rows of `stones` stones in `pits` pits, in row-rank order, with
+/// their ranks as the mover's row (`own`) and as the opponent's row
+/// against a mover's `other` stones (`against`): a position `M/R`'s entry
+/// is at `own(M) + against(R)` by rank, at `own(R) + against(M)` flipped
+/// (`mancala_core::mover_row_rank`).
+struct Rows {
+    rows: Vec<[u8; MAX_PITS]>,
+    own: Vec<u64>,
+    against: Vec<u64>,
+}
+
+impl Rows {
+    fn new(pits: usize, stones: u32, other: u32) -> Rows {
+        let mut row = [0u8; MAX_PITS];
+        row[pits - 1] = stones as u8;
+        let mut rows = Rows {
+            rows: Vec::new(),
+            own: Vec::new(),
+            against: Vec::new(),
+        };
+        loop {
+            rows.rows.push(row);
+            rows.own.push(mover_row_rank(&row[..pits]));
+            rows.against.push(opponent_row_rank(other, &row[..pits]));
+            if advance_cells(&mut row[..pits]).is_none() {
+                return rows;
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.rows.len()
+    }
+}
+
+/// Rows per side of a tile of a rectangle, the positions checked together.
+///
+/// By one move, the children of the positions sharing a mover's row `M`
+/// share their opponent's row (`M` sown), so they lie in one short stretch
+/// of a level held by rank; those of the positions sharing an opponent's
+/// row `R` (the move sowing as many stones into it) share their mover's
+/// row, one short stretch of a level held flipped. The positions' own
+/// entries are stretches of either too. So a tile reads its own entries
+/// and its children's from a few stretches, whichever order each level is
+/// held in, and its neighbour reads them again from the caches: the level
+/// checked and the levels below are read nearly in sequence instead of at
+/// random.
+const TILE: usize = 64;
+
+/// Positions of a unit of parallel work, at least.
+const UNIT: usize = 1 << 15;
+
 /// Compares the stored and recomputed entries of every position of a
-/// level, in parallel: the number that differ and the first one found.
-/// Once `stop` is set, the chunks not yet begun are passed over.
+/// level, tile by tile, a rectangle at a time, each in parallel: the
+/// number that differ and the first one found. Once `stop` is set, the
+/// units not yet begun are passed over.
 fn mismatches<K: Recompute>(
     rules: &Rules,
     index: &LevelIndex,
@@ -635,39 +718,79 @@ fn mismatches<K: Recompute>(
     progress: &dyn Progress,
     stop: Option<&AtomicBool>,
 ) -> (u64, Option<Mismatch<K>>) {
-    const CHUNK: u64 = 1 << 14;
-    let n = index.stones();
-    let chunks = index.count().div_ceil(CHUNK);
-    (0..chunks)
-        .into_par_iter()
-        .map(|chunk| {
-            let first = chunk * CHUNK;
-            let mut bad = (0u64, None);
-            if stop.is_some_and(|s| s.load(Relaxed)) {
-                return bad;
-            }
-            let count = CHUNK.min(index.count() - first) as usize;
-            let mut batch = [Looked::default(); BATCH];
-            let mut positions = index.positions_from(first);
-            for start in (0..count).step_by(BATCH) {
-                let batch = &mut batch[..BATCH.min(count - start)];
-                for looked in batch.iter_mut() {
-                    let pos = positions.next().expect("the chunk's positions");
-                    looked.look(rules, levels, n, &pos);
+    let (pits, n) = (rules.pits(), index.stones());
+    let flipped = levels.order(n) == Order::Flipped;
+    let mut found = (0, None);
+    for a in 0..=n {
+        let (movers, opponents) = (Rows::new(pits, a, n - a), Rows::new(pits, n - a, a));
+        let at = |m: usize, r: usize| match flipped {
+            false => movers.own[m] + opponents.against[r],
+            true => opponents.own[r] + movers.against[m],
+        };
+        // A unit is a band of the opponent's rows against every mover's row.
+        let band = UNIT.div_ceil(movers.len()).next_multiple_of(TILE);
+        let bands = (0..opponents.len())
+            .step_by(band)
+            .map(|r| r..(r + band).min(opponents.len()));
+        let bad = bands
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .map(|band| {
+                if stop.is_some_and(|s| s.load(Relaxed)) {
+                    return (0, None);
                 }
-                for (k, looked) in batch.iter().enumerate() {
-                    let expected = looked.recomputed(n, levels);
-                    let stored = levels.entry_at(n, looked.at);
-                    if stored != expected {
-                        bad.0 += 1;
-                        // Rare: the position is found again from its index.
-                        let at = first + (start + k) as u64;
-                        bad.1.get_or_insert((index.unrank(at), stored, expected));
-                    }
-                }
-            }
-            progress.advanced(count as u64);
-            bad
+                let tiles = tiles(movers.len(), band.clone()).map(|(m, r)| {
+                    let pos =
+                        Position::from_rows(&movers.rows[m][..pits], &opponents.rows[r][..pits]);
+                    (pos, at(m, r))
+                });
+                let bad = check_positions(rules, n, levels, tiles);
+                progress.advanced((movers.len() * band.len()) as u64);
+                bad
+            })
+            .reduce(|| (0, None), |a, b| (a.0 + b.0, a.1.or(b.1)));
+        found = (found.0 + bad.0, found.1.or(bad.1));
+    }
+    found
+}
+
+/// The pairs `(m, r)` of movers `0..movers` by opponents `band`, tile by
+/// tile.
+fn tiles(movers: usize, band: Range<usize>) -> impl Iterator<Item = (usize, usize)> {
+    (0..movers).step_by(TILE).flat_map(move |m0| {
+        band.clone().step_by(TILE).flat_map(move |r0| {
+            let rs = r0..(r0 + TILE).min(band.end);
+            (m0..(m0 + TILE).min(movers)).flat_map(move |m| rs.clone().map(move |r| (m, r)))
         })
-        .reduce(|| (0, None), |a, b| (a.0 + b.0, a.1.or(b.1)))
+    })
+}
+
+/// Compares the stored and recomputed entries of `positions` (each with
+/// where its entry is), a batch at a time.
+fn check_positions<K: Recompute>(
+    rules: &Rules,
+    n: u32,
+    levels: &Levels<K>,
+    mut positions: impl Iterator<Item = (Position, u64)>,
+) -> (u64, Option<Mismatch<K>>) {
+    let mut bad = (0u64, None);
+    let mut batch = [Looked::default(); BATCH];
+    loop {
+        let mut len = 0;
+        for (looked, (pos, at)) in batch.iter_mut().zip(positions.by_ref()) {
+            looked.look(rules, levels, n, pos, at);
+            len += 1;
+        }
+        for looked in &batch[..len] {
+            let expected = looked.recomputed(n, levels);
+            let stored = levels.entry_at(n, looked.at);
+            if stored != expected {
+                bad.0 += 1;
+                bad.1.get_or_insert((looked.pos, stored, expected));
+            }
+        }
+        if len < BATCH {
+            return bad;
+        }
+    }
 }
