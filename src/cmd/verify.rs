@@ -63,7 +63,8 @@ pub fn run(args: VerifyArgs) -> Result<bool> {
     if selected.is_empty() {
         bail!("no tables to verify in {}", args.dir.display());
     }
-    let interrupt = stop_on_signal("stopping, and removing the scratch files")?;
+    let interrupt = stop_on_signal("stopping")?;
+    let scratch = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
     let mut all_ok = true;
     for (at, &(rules, cycles)) in selected.iter().enumerate() {
         let name = dir_name(&rules, cycles);
@@ -75,8 +76,10 @@ pub fn run(args: VerifyArgs) -> Result<bool> {
             Ok(ok) => all_ok &= ok,
             Err(e) => match e.downcast_ref() {
                 Some(&VerifyError::Interrupted { level }) => bail!(
-                    "{name}: verification interrupted during level {level}; {}",
-                    how_to_resume(&selected, at, level)
+                    "{name}: verification interrupted during level {level}; {} (the levels \
+                     it decoded stay in {} for it)",
+                    how_to_resume(&selected, at, level),
+                    scratch.display()
                 ),
                 _ => {
                     out!("{name}: FAILED: {e}");

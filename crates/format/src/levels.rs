@@ -246,7 +246,8 @@ fn reserve(file: &std::fs::File, len: u64) -> std::io::Result<()> {
 /// then created (emptied first if a killed run left it), and it is removed
 /// when the `Scratch` is dropped (mappings stay valid until they are
 /// dropped too). So a run that maps nothing writes nothing, and works on a
-/// read-only directory.
+/// read-only directory. A [`Scratch::reusable`] one keeps the levels it
+/// decoded from tables for the next run instead.
 pub struct Scratch {
     dir: PathBuf,
     mapped_min_positions: u64,
@@ -254,6 +255,8 @@ pub struct Scratch {
     flipped_pits: Option<usize>,
     /// Bytes left for levels held in memory ([`Scratch::with_memory`]).
     memory_left: Option<AtomicU64>,
+    /// Whether levels decoded from tables are kept ([`Scratch::reusable`]).
+    reusable: bool,
     /// Whether the directory was created, and so is to be removed.
     created: AtomicBool,
 }
@@ -267,6 +270,7 @@ impl Scratch {
             mapped_min_positions,
             flipped_pits: None,
             memory_left: None,
+            reusable: false,
             created: AtomicBool::new(false),
         }
     }
@@ -279,6 +283,23 @@ impl Scratch {
     /// a part at a time, so its flipped file is all it writes.
     pub fn flipped(mut self, pits: usize) -> Scratch {
         self.flipped_pits = Some(pits);
+        self
+    }
+
+    /// This scratch space, keeping the files of the levels it decodes from
+    /// tables for a later run over the same tables, which maps them
+    /// instead of decoding the tables again: what a long run resumed after
+    /// an interruption wants, since decoding its large lower levels takes
+    /// minutes. Each such file is written under a temporary name and
+    /// renamed when complete, with a note of the table it came from (its
+    /// checksum, size and level) and of how it is held beside it; a file
+    /// without its note, or whose note does not match, is decoded again.
+    /// The directory must be the process's own while it runs (a lock the
+    /// caller holds): its first use sweeps away everything but complete,
+    /// noted files. Dropping the scratch space keeps the directory; a run
+    /// that ends its work removes it with [`Scratch::clear`].
+    pub fn reusable(mut self) -> Scratch {
+        self.reusable = true;
         self
     }
 
@@ -388,16 +409,131 @@ impl Scratch {
         }
     }
 
-    /// Creates the directory (emptied) on first use.
+    /// Creates the directory on first use: emptied, or, if reusable, with
+    /// only its complete, noted files left.
     fn ready(&self) -> Result<(), FormatError> {
         if !self.created.load(Relaxed) {
-            if self.dir.exists() {
-                std::fs::remove_dir_all(&self.dir).map_err(|e| FormatError::io(&self.dir, e))?;
+            let io = |e| FormatError::io(&self.dir, e);
+            if self.reusable && self.dir.is_dir() {
+                self.sweep().map_err(io)?;
+            } else if self.dir.exists() {
+                std::fs::remove_dir_all(&self.dir).map_err(io)?;
             }
-            std::fs::create_dir_all(&self.dir).map_err(|e| FormatError::io(&self.dir, e))?;
+            std::fs::create_dir_all(&self.dir).map_err(io)?;
             self.created.store(true, Relaxed);
         }
         Ok(())
+    }
+
+    /// Removes every file of the directory but the level files that have
+    /// their notes, and the notes: what a killed run left half-written.
+    fn sweep(&self) -> std::io::Result<()> {
+        let names: Vec<String> = std::fs::read_dir(&self.dir)?
+            .map(|entry| Ok(entry?.file_name().to_string_lossy().into_owned()))
+            .collect::<std::io::Result<_>>()?;
+        let kept = |name: &str| {
+            let partner = match (name.strip_suffix(".raw"), name.strip_suffix(".note")) {
+                (Some(level), _) => format!("{level}.note"),
+                (_, Some(level)) => format!("{level}.raw"),
+                _ => return false,
+            };
+            names.contains(&partner)
+        };
+        for name in names.iter().filter(|name| !kept(name)) {
+            let path = self.dir.join(name);
+            match path.is_dir() {
+                true => std::fs::remove_dir_all(path)?,
+                false => std::fs::remove_file(path)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// What a reusable file of level `table` held in this space's order
+    /// was made from, as its note says it: the table file as the file
+    /// system knows it (a table rewritten since is another file, and its
+    /// checksum alone would not tell: two tables whose headers alone
+    /// differ share it), and how its symbols are laid out.
+    fn note<K: TableKind>(&self, table: &Table<K>) -> Result<String, FormatError> {
+        let io = |e| FormatError::io(table.path(), e);
+        let metadata = std::fs::metadata(table.path()).map_err(io)?;
+        let modified = metadata
+            .modified()
+            .map_err(io)?
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        #[cfg(unix)]
+        let file = {
+            use std::os::unix::fs::MetadataExt;
+            (metadata.dev(), metadata.ino())
+        };
+        #[cfg(not(unix))]
+        let file = ();
+        let header = table.header();
+        Ok(format!(
+            "{} level {}: {} ({file:?}), {} bytes, modified {}.{:09}, crc32 {:08x}; \
+             {} symbols of {} bytes, {:?}\n",
+            header.rules.variant().name(),
+            header.level,
+            table.path().display(),
+            table.bytes(),
+            modified.as_secs(),
+            modified.subsec_nanos(),
+            table.stored_checksum()?,
+            table.symbols(),
+            K::WIDTH,
+            self.order(),
+        ))
+    }
+
+    /// Level `n`'s file as a run before this one left it for `note`, if
+    /// it did: complete, and its note matching.
+    fn reused(&self, n: u32, note: &str, len: usize) -> Result<Option<Mmap>, FormatError> {
+        let (path, note_path) = (self.path(n), self.note_path(n));
+        let matches = std::fs::read_to_string(&note_path).is_ok_and(|kept| kept == note)
+            && std::fs::metadata(&path).is_ok_and(|m| m.len() == len as u64);
+        if !matches {
+            return Ok(None);
+        }
+        let io = |e| FormatError::io(&path, e);
+        let file = std::fs::File::open(&path).map_err(io)?;
+        // SAFETY: the directory is the process's own while it runs
+        // ([`Scratch::reusable`]): nothing writes the file while it is
+        // mapped.
+        let map = unsafe { Mmap::map(&file) }.map_err(io)?;
+        let _ = map.advise(memmap2::Advice::Random);
+        Ok(Some(map))
+    }
+
+    /// Notes level `n`'s file, held ([`Scratch::hold`],
+    /// [`Scratch::hold_mapped`]) from what the caller solved and then
+    /// stored as `table`, for a later run, as if it had been decoded from
+    /// that table. Nothing to do for a level not held in a file of this
+    /// space, or if the space is not reusable.
+    pub fn keep_for_reuse<K: TableKind>(
+        &self,
+        n: u32,
+        table: &Table<K>,
+    ) -> Result<(), FormatError> {
+        if self.reusable && self.part_path(n).exists() {
+            self.seal(n, &self.note(table)?)?;
+        }
+        Ok(())
+    }
+
+    /// Seals level `n`'s complete file for a later run: flushed to disk,
+    /// renamed from its temporary name, and its note written beside it
+    /// (itself renamed into place, so that a note is never half-written).
+    fn seal(&self, n: u32, note: &str) -> Result<(), FormatError> {
+        let (part, path, note_path) = (self.part_path(n), self.path(n), self.note_path(n));
+        let io = |e| FormatError::io(&part, e);
+        std::fs::File::open(&part)
+            .and_then(|f| f.sync_all())
+            .map_err(io)?;
+        std::fs::rename(&part, &path).map_err(|e| FormatError::io(&path, e))?;
+        let written = self.dir.join(format!("level-{n:03}.note.part"));
+        std::fs::write(&written, note).map_err(|e| FormatError::io(&written, e))?;
+        std::fs::rename(&written, &note_path).map_err(|e| FormatError::io(&note_path, e))
     }
 
     /// Removes the scratch files, for a build that will read none of the
@@ -462,6 +598,19 @@ impl Scratch {
             return Ok(());
         }
         let n = header.level;
+        let note = match self.reusable {
+            true => Some(self.note(table)?),
+            false => None,
+        };
+        if let Some(note) = &note {
+            self.ready()?;
+            if let Some(map) = self.reused(n, note, table.symbols())? {
+                levels.push_mapped(map, self.order());
+                return Ok(());
+            }
+            // A level held before under another note: decoded again.
+            let _ = std::fs::remove_file(self.note_path(n));
+        }
         let map = match self.flipped_pits {
             Some(pits) if table.entries_are_values() => {
                 let mut map = self.new_level_file(n, table.symbols())?;
@@ -485,12 +634,30 @@ impl Scratch {
                 map
             }
         };
+        if let Some(note) = &note {
+            self.seal(n, note)?;
+        }
         levels.push_mapped(self.read_only(n, map)?, self.order());
         Ok(())
     }
 
+    /// Level `n`'s file: while it is written, and always if it is not to
+    /// be reused, under its temporary name ([`Scratch::part_path`]).
     fn path(&self, n: u32) -> PathBuf {
         self.dir.join(format!("level-{n:03}.raw"))
+    }
+
+    /// Level `n`'s file until it is sealed ([`Scratch::seal`]).
+    fn part_path(&self, n: u32) -> PathBuf {
+        match self.reusable {
+            true => self.dir.join(format!("level-{n:03}.part")),
+            false => self.path(n),
+        }
+    }
+
+    /// The note beside level `n`'s reusable file.
+    fn note_path(&self, n: u32) -> PathBuf {
+        self.dir.join(format!("level-{n:03}.note"))
     }
 
     /// Where a level to be held flipped is decoded by rank first (the file
@@ -526,7 +693,7 @@ impl Scratch {
     }
 
     fn new_level_file(&self, n: u32, len: usize) -> Result<MmapMut, FormatError> {
-        self.new_file(&self.path(n), len)
+        self.new_file(&self.part_path(n), len)
     }
 
     fn new_file(&self, path: &Path, len: usize) -> Result<MmapMut, FormatError> {
@@ -545,7 +712,7 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        if *self.created.get_mut() {
+        if *self.created.get_mut() && !self.reusable {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
@@ -653,6 +820,89 @@ mod tests {
         let without = Scratch::new(dir.path().join("plain"), 100);
         without.reserve(&mut levels, 1 << 20).unwrap();
         assert!(!dir.path().join("plain").exists());
+    }
+
+    /// A reusable scratch space keeps the levels it decoded from tables,
+    /// each with its note, after it is dropped; the next one over the same
+    /// tables maps them as they are, decodes a level again whose table
+    /// changed, and sweeps away what a killed run left half-written.
+    #[test]
+    fn a_reusable_scratch_keeps_decoded_tables_for_the_next_run() {
+        use crate::{write_level, Header};
+        use mancala_core::{LevelIndex, Rules, Variant};
+        let rules = Rules::new(Variant::Oware, 6).unwrap();
+        let dir = tempfile::TempDir::new().unwrap();
+        let table = |n: u32, shift: i8| {
+            let count = LevelIndex::new(6, n).count() as usize;
+            let symbols: Vec<i8> = (0..count)
+                .map(|i| ((i as i8 % 3) + shift).clamp(-(n as i8), n as i8))
+                .collect();
+            let path = dir.path().join(format!("level-{n:03}.mtb"));
+            write_level(
+                &Header::for_symbols::<Even>(&rules, n, &symbols, 64),
+                &symbols,
+                &path,
+            )
+            .unwrap();
+            (Table::<Even>::open(&path, None).unwrap(), symbols)
+        };
+        let root = dir.path().join("scratch");
+        let file = |n: u32| root.join(format!("level-{n:03}.raw"));
+        let hold = |tables: &[&Table<Even>]| {
+            let scratch = Scratch::new(&root, 0).flipped(6).reusable();
+            let mut levels = Levels::<Even>::new();
+            for _ in 0..2 {
+                levels.push_unreached();
+            }
+            for table in tables {
+                scratch.hold_table(&mut levels, table).unwrap();
+            }
+            (0..tables.len() as u32)
+                .map(|k| {
+                    let n = 2 + k;
+                    let index = LevelIndex::new(6, n);
+                    let by_rank: Vec<i8> = (0..index.count())
+                        .map(|at| levels.entry(&index.unrank(at)))
+                        .collect();
+                    by_rank
+                })
+                .collect::<Vec<_>>()
+        };
+        let ((two, two_symbols), (three, three_symbols)) = (table(2, 0), table(3, 0));
+        assert_eq!(hold(&[&two, &three]), [two_symbols.clone(), three_symbols]);
+        let modified = |n: u32| std::fs::metadata(file(n)).unwrap().modified().unwrap();
+        let (two_made, three_made) = (modified(2), modified(3));
+        assert!(root.join("level-003.note").exists(), "kept with its note");
+        // A killed run's leftovers.
+        std::fs::write(root.join("level-004.part"), [1, 2, 3]).unwrap();
+        std::fs::write(root.join("level-005.raw"), [1, 2, 3]).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let (three, three_symbols) = table(3, 1);
+        assert_eq!(hold(&[&two, &three]), [two_symbols, three_symbols]);
+        assert_eq!(modified(2), two_made, "level 2 mapped as it was");
+        assert_ne!(modified(3), three_made, "level 3 decoded again");
+        for leftover in ["level-004.part", "level-005.raw"] {
+            assert!(!root.join(leftover).exists(), "{leftover} swept away");
+        }
+        let scratch = Scratch::new(&root, 0).flipped(6).reusable();
+        let mut levels = Levels::<Even>::new();
+        (0..2).for_each(|_| levels.push_unreached());
+        scratch.hold_table(&mut levels, &two).unwrap();
+        scratch.clear().unwrap();
+        assert!(!root.exists(), "cleared");
+
+        // A level a run solved and held itself, kept for reuse as the
+        // table it stored.
+        let scratch = Scratch::new(&root, 0).flipped(6).reusable();
+        let mut levels = Levels::<Even>::new();
+        (0..2).for_each(|_| levels.push_unreached());
+        let (two, two_symbols) = table(2, 1);
+        scratch.hold(&mut levels, 2, two_symbols.clone()).unwrap();
+        scratch.keep_for_reuse(2, &two).unwrap();
+        drop((scratch, levels));
+        let made = modified(2);
+        assert_eq!(hold(&[&two]), [two_symbols]);
+        assert_eq!(modified(2), made, "mapped as it was");
     }
 
     /// A forced table whose checksums hold but one of whose pairs cannot

@@ -393,7 +393,11 @@ pub struct VerifyOptions {
     pub to: Option<u32>,
     /// Where levels held as mapped files go, in a directory of their own
     /// (so the tables may be read-only), created only if needed and
-    /// removed at the end.
+    /// removed at the end. An interrupted verification leaves the levels
+    /// it decoded from tables there, and the next one over the same
+    /// tables maps them instead of decoding them again
+    /// ([`Scratch::reusable`]); two verifications at once of the same
+    /// tables take a directory each.
     pub scratch: PathBuf,
     /// Bytes of decoded levels to hold in memory rather than as mapped
     /// files: each level recomputed, if it fits (its positions look up
@@ -410,9 +414,9 @@ pub struct VerifyOptions {
     /// path on small ones).
     pub mapped_min_positions: u64,
     /// Once set (by a signal handler, say), the verification stops within
-    /// a moment, removes its scratch files and returns
-    /// [`VerifyError::Interrupted`]; a level being loaded is finished
-    /// first.
+    /// a moment and returns [`VerifyError::Interrupted`], leaving the
+    /// levels it decoded in its scratch directory for the verification
+    /// that resumes it; a level being loaded is finished first.
     pub interrupt: Option<Arc<AtomicBool>>,
 }
 
@@ -477,22 +481,18 @@ pub fn verify_with<K: Recompute>(
     let max = options.to;
     let available = levels_available(&dir, rules, max.unwrap_or(mancala_core::MAX_LEVEL));
     let last = max.unwrap_or_else(|| available.last().copied().unwrap_or(0));
-    let name = format!(
-        "mancala-tb-verify-{}-{}",
-        dir_name(rules, K::CYCLES),
-        std::process::id()
-    );
-    // Held flipped: a pass over a level in rank order then reads the lower
-    // levels its captures reach nearly in sequence (`Order::Flipped`), so a
-    // level too large for the page cache is not read at random from disk.
-    let mut scratch = Scratch::new(options.scratch.join(name), options.mapped_min_positions)
-        .flipped(rules.pits());
-    // A level's positions read their own level's entries at random (moves
-    // that capture nothing stay in it), where the levels below are read
-    // nearly in sequence when flipped: so each level checked is held in
-    // memory, if it fits, the first one's room set aside while the levels
-    // below it are loaded, and the lower levels moved to scratch files as
-    // the levels checked grow.
+    let (scratch_dir, lock) = scratch_dir(&options.scratch, &dir, rules, K::CYCLES)?;
+    // Held flipped, a level is read by a band of opponent's rows in a few
+    // stretches (`TILE`), so a level too large for the page cache is read
+    // from disk nearly in sequence.
+    let mut scratch = Scratch::new(scratch_dir, options.mapped_min_positions).flipped(rules.pits());
+    if lock.is_some() {
+        scratch = scratch.reusable();
+    }
+    // Each level checked is read the most (its own entries and most of its
+    // children's): so it is held in memory, if it fits, the first one's
+    // room set aside while the levels below it are loaded, and the lower
+    // levels moved to scratch files as the levels checked grow.
     let bytes_of = |n: u32| LevelIndex::new(rules.pits(), n).count() * K::WIDTH as u64;
     let budget = options
         .memory
@@ -516,53 +516,97 @@ pub fn verify_with<K: Recompute>(
             .map(|n| LevelIndex::new(rules.pits(), n).count())
             .sum(),
     );
-    let mut levels = Levels::<K>::new();
-    let mut checks = Vec::new();
-    let mut loading = Instant::now();
-    let interrupted = |n: u32| VerifyError::Interrupted {
-        level: n.max(options.from),
-    };
-    for n in 0..=last {
-        if options.interrupted() {
-            return Err(interrupted(n));
-        }
-        if !held(n) {
-            levels.push_unreached();
-            continue;
-        }
-        let expected = TableId {
-            rules: *rules,
-            level: n,
+    let mut check_levels = || -> Result<Vec<LevelCheck<K>>, VerifyError> {
+        let mut levels = Levels::<K>::new();
+        let mut checks = Vec::new();
+        let mut loading = Instant::now();
+        let interrupted = |n: u32| VerifyError::Interrupted {
+            level: n.max(options.from),
         };
-        let table = Table::<K>::open(&level_path(&dir, n), Some(expected))?;
-        table.check_file_checksum()?;
-        if n == options.from {
-            scratch.grant(set_aside);
+        for n in 0..=last {
+            if options.interrupted() {
+                return Err(interrupted(n));
+            }
+            if !held(n) {
+                levels.push_unreached();
+                continue;
+            }
+            let expected = TableId {
+                rules: *rules,
+                level: n,
+            };
+            let table = Table::<K>::open(&level_path(&dir, n), Some(expected))?;
+            table.check_file_checksum()?;
+            if n == options.from {
+                scratch.grant(set_aside);
+            }
+            if checked_in_memory(n) {
+                scratch.reserve(&mut levels, bytes_of(n))?;
+            }
+            scratch.hold_table(&mut levels, &table)?;
+            if n < options.from {
+                continue;
+            }
+            let checking = Instant::now();
+            let positions = table.header().positions;
+            progress.level_started(n, positions, positions);
+            let histogram_ok = histogram(levels.symbols(n)) == table.header().histogram;
+            let stop = options.interrupt.as_deref();
+            let mut check = check_level(rules, n, &levels, histogram_ok, progress, stop);
+            if options.interrupted() {
+                return Err(interrupted(n));
+            }
+            check.exact = table.header().exact_positions();
+            check.depths = K::check_depths(rules, &dir, n, &levels)?;
+            (check.loading, check.checking) = (checking - loading, checking.elapsed());
+            loading = Instant::now();
+            report(&check);
+            checks.push(check);
         }
-        if checked_in_memory(n) {
-            scratch.reserve(&mut levels, bytes_of(n))?;
-        }
-        scratch.hold_table(&mut levels, &table)?;
-        if n < options.from {
-            continue;
-        }
-        let checking = Instant::now();
-        let positions = table.header().positions;
-        progress.level_started(n, positions, positions);
-        let histogram_ok = histogram(levels.symbols(n)) == table.header().histogram;
-        let stop = options.interrupt.as_deref();
-        let mut check = check_level(rules, n, &levels, histogram_ok, progress, stop);
-        if options.interrupted() {
-            return Err(interrupted(n));
-        }
-        check.exact = table.header().exact_positions();
-        check.depths = K::check_depths(rules, &dir, n, &levels)?;
-        (check.loading, check.checking) = (checking - loading, checking.elapsed());
-        loading = Instant::now();
-        report(&check);
-        checks.push(check);
+        Ok(checks)
+    };
+    let checked = check_levels();
+    // Kept for the verification that resumes this one; else of no more use.
+    if !matches!(checked, Err(VerifyError::Interrupted { .. })) {
+        scratch.clear()?;
     }
-    Ok(checks)
+    drop(lock);
+    checked
+}
+
+/// The directory in `root` for the scratch files of a verification of the
+/// tables in `tables` (of `rules` and `cycles`), and the lock that makes
+/// it this process's own: one named after the tables, so that a
+/// verification resumed later finds the levels the interrupted one left
+/// there; or, if another verification holds that one, a directory named
+/// after this process, not to be reused (no lock).
+fn scratch_dir(
+    root: &Path,
+    tables: &Path,
+    rules: &Rules,
+    cycles: mancala_core::Cycles,
+) -> Result<(PathBuf, Option<std::fs::File>), VerifyError> {
+    let full = tables
+        .canonicalize()
+        .unwrap_or_else(|_| tables.to_path_buf());
+    let digest = crc32fast::hash(full.as_os_str().as_encoded_bytes());
+    let name = format!("mancala-tb-verify-{}-{digest:08x}", dir_name(rules, cycles));
+    let path = root.join(format!("{name}.lock"));
+    let io = |e| VerifyError::Format(FormatError::io(&path, e));
+    std::fs::create_dir_all(root).map_err(io)?;
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(io)?;
+    match lock.try_lock() {
+        Ok(()) => Ok((root.join(name), Some(lock))),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            Ok((root.join(format!("{name}-{}", std::process::id())), None))
+        }
+        Err(std::fs::TryLockError::Error(e)) => Err(io(e)),
+    }
 }
 
 /// Recomputes every entry of level `n` (already in `levels`), unless

@@ -148,10 +148,14 @@ pub(crate) fn build_kind<K: Solve>(
         last_to_build,
         lock: _lock,
     } = survey::<K>(options, dir)?;
+    // Held under the build's lock, the decoded lower levels outlive an
+    // interrupted build, so that the resumed one maps them instead of
+    // decoding them again; a build that ends removes them.
     let scratch = Scratch::new(
         work_dir(options, dir, SCRATCH_DIR),
         options.mapped_min_positions,
-    );
+    )
+    .reusable();
     // The lean mode reads its lower levels in sequence from flipped files
     // rather than relying on the page cache to hold them all.
     let scratch = match options.memory {
@@ -197,6 +201,7 @@ pub(crate) fn build_kind<K: Solve>(
         split: alone.is_some() && lower_read,
     };
     let reports = build_levels(&mut site, last_to_build, observer)?;
+    site.scratch.clear()?;
     // Every level is stored: no checkpoint is left (removes the directory
     // only if it is empty).
     if last_to_build.is_some() {
@@ -331,6 +336,9 @@ impl<K: Solve> Site for LocalSite<'_, K> {
                 Some(map) => self.scratch.hold_mapped(&mut self.solved, n, map)?,
                 None => self.scratch.hold(&mut self.solved, n, solution.symbols)?,
             }
+            // As a build resumed later would decode it from its table.
+            let stored = Table::<K>::open(&level_path(self.dir, n), None)?;
+            self.scratch.keep_for_reuse(n, &stored)?;
         }
         Ok(report)
     }

@@ -1106,9 +1106,10 @@ fn verify_passes_good_tables_and_finds_wrong_values() {
 
 /// A verification asked to stop (as Ctrl-C asks the command line's) ends
 /// with the level to resume from, having reported only the levels it
-/// finished, and leaves no scratch file behind.
+/// finished, and leaves the levels it decoded for the verification that
+/// resumes it, which removes them when it ends.
 #[test]
-fn an_interrupted_verification_says_where_to_resume_and_leaves_no_scratch() {
+fn an_interrupted_verification_says_where_to_resume_and_keeps_its_levels_for_it() {
     let (dir, rules, _) = small_oware();
     let scratch = TempDir::new().unwrap();
     let stop = StopAt {
@@ -1131,15 +1132,42 @@ fn an_interrupted_verification_says_where_to_resume_and_leaves_no_scratch() {
         "{err}"
     );
     assert_eq!(reported, [2, 3, 4]);
-    let left = |dir: &Path| fs::read_dir(dir).unwrap().count();
-    assert_eq!(left(scratch.path()), 0, "scratch files left behind");
+    // Levels 4 and 5 (1,000 positions or more) were decoded to files.
+    let kept = |n: u32| {
+        let files: Vec<_> = fs::read_dir(scratch.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_dir())
+            .collect();
+        files
+            .iter()
+            .any(|d| d.join(format!("level-{n:03}.note")).exists())
+    };
+    assert!(kept(4) && kept(5), "the decoded levels kept");
     // Stopped before it began, it resumes at its first level, not below.
     let err = verify_with::<Even>(dir.path(), &rules, &options, &stop, |_| {}).unwrap_err();
     assert!(
         matches!(err, VerifyError::Interrupted { level: 2 }),
         "{err}"
     );
-    assert_eq!(left(scratch.path()), 0, "scratch files left behind");
+    assert!(kept(4), "still kept");
+    // Resumed to its end, it leaves nothing but its lock file.
+    let resumed = VerifyOptions {
+        from: 5,
+        interrupt: None,
+        ..options
+    };
+    let checks =
+        verify_with::<Even>(dir.path(), &rules, &resumed, &mancala_verify::Quiet, |_| {}).unwrap();
+    assert!(checks.iter().all(LevelCheck::ok));
+    let left: Vec<_> = fs::read_dir(scratch.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        left.len() == 1 && left[0].ends_with(".lock"),
+        "scratch files left behind: {left:?}"
+    );
 }
 
 /// Progress that asks its verification to stop once level `level` begins.
