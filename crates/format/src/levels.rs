@@ -22,7 +22,7 @@ use memmap2::{Mmap, MmapMut};
 use crate::error::FormatError;
 use crate::file::Table;
 use crate::kind::{Even, TableKind};
-use crate::order::{flip, flip_table, Order};
+use crate::order::{flip, flip_table, Order, RowRank};
 
 /// Levels with at least this many positions are held as mapped files by
 /// default (64 Mi positions: oware levels from 21 stones on).
@@ -114,6 +114,13 @@ impl<K: TableKind> Levels<K> {
     pub fn locate(&self, n: u32, pos: &Position) -> u64 {
         debug_assert_eq!(pos.stones(), n);
         self.order(n).index(pos)
+    }
+
+    /// [`Levels::locate`] of the position of level `n` whose rows have
+    /// the ranks `mover` and `opponent`.
+    #[inline]
+    pub fn locate_rows(&self, n: u32, mover: RowRank, opponent: RowRank) -> u64 {
+        self.order(n).index_of_rows(mover, opponent)
     }
 
     /// The entry of `pos`, whose level must be held.
@@ -465,13 +472,13 @@ impl Scratch {
         #[cfg(unix)]
         let file = {
             use std::os::unix::fs::MetadataExt;
-            (metadata.dev(), metadata.ino())
+            format!("device {} inode {}", metadata.dev(), metadata.ino())
         };
         #[cfg(not(unix))]
-        let file = ();
+        let file = "";
         let header = table.header();
         Ok(format!(
-            "{} level {}: {} ({file:?}), {} bytes, modified {}.{:09}, crc32 {:08x}; \
+            "{} level {}: {} ({file}), {} bytes, modified {}.{:09}, crc32 {:08x}; \
              {} symbols of {} bytes, {:?}\n",
             header.rules.variant().name(),
             header.level,
@@ -487,11 +494,15 @@ impl Scratch {
     }
 
     /// Level `n`'s file as a run before this one left it for `note`, if
-    /// it did: complete, and its note matching.
+    /// it did: complete, its note matching, and its bytes the ones the note
+    /// has the checksum of (a damaged file is decoded again).
     fn reused(&self, n: u32, note: &str, len: usize) -> Result<Option<Mmap>, FormatError> {
         let (path, note_path) = (self.path(n), self.note_path(n));
-        let matches = std::fs::read_to_string(&note_path).is_ok_and(|kept| kept == note)
-            && std::fs::metadata(&path).is_ok_and(|m| m.len() == len as u64);
+        let matches = std::fs::metadata(&path).is_ok_and(|m| m.len() == len as u64)
+            && std::fs::read_to_string(&note_path).is_ok_and(|kept| {
+                let contents = file_crc(&path).map(|crc| contents_line(note, crc));
+                contents.is_ok_and(|contents| kept == contents)
+            });
         if !matches {
             return Ok(None);
         }
@@ -530,17 +541,21 @@ impl Scratch {
         std::fs::File::open(&part)
             .and_then(|f| f.sync_all())
             .map_err(io)?;
+        let crc = file_crc(&part).map_err(io)?;
         std::fs::rename(&part, &path).map_err(|e| FormatError::io(&path, e))?;
         let written = self.dir.join(format!("level-{n:03}.note.part"));
-        std::fs::write(&written, note).map_err(|e| FormatError::io(&written, e))?;
+        std::fs::write(&written, contents_line(note, crc))
+            .map_err(|e| FormatError::io(&written, e))?;
         std::fs::rename(&written, &note_path).map_err(|e| FormatError::io(&note_path, e))
     }
 
     /// Removes the scratch files, for a build that will read none of the
     /// levels held here again: their blocks are freed once their mappings
-    /// are dropped as well. A level held later creates the directory anew.
+    /// are dropped as well (a reusable space's, an earlier run's too). A
+    /// level held later creates the directory anew.
     pub fn clear(&self) -> Result<(), FormatError> {
-        if self.created.swap(false, Relaxed) {
+        let created = self.created.swap(false, Relaxed);
+        if created || (self.reusable && self.dir.exists()) {
             std::fs::remove_dir_all(&self.dir).map_err(|e| FormatError::io(&self.dir, e))?;
         }
         Ok(())
@@ -708,6 +723,25 @@ impl Scratch {
         let _ = map.advise(memmap2::Advice::Random);
         Ok(map)
     }
+}
+
+/// The CRC-32 of the file at `path`, read in sequence.
+fn file_crc(path: &Path) -> std::io::Result<u32> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let (mut crc, mut buffer) = (crc32fast::Hasher::new(), vec![0; 1 << 20]);
+    loop {
+        match file.read(&mut buffer)? {
+            0 => return Ok(crc.finalize()),
+            read => crc.update(&buffer[..read]),
+        }
+    }
+}
+
+/// A kept file's note: what it was made from (`note`), and the checksum
+/// `crc` of its contents.
+fn contents_line(note: &str, crc: u32) -> String {
+    format!("{}, contents crc32 {crc:08x}\n", note.trim_end())
 }
 
 impl Drop for Scratch {
@@ -878,12 +912,20 @@ mod tests {
         std::fs::write(root.join("level-005.raw"), [1, 2, 3]).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(20));
         let (three, three_symbols) = table(3, 1);
-        assert_eq!(hold(&[&two, &three]), [two_symbols, three_symbols]);
+        assert_eq!(hold(&[&two, &three]), [two_symbols.clone(), three_symbols]);
         assert_eq!(modified(2), two_made, "level 2 mapped as it was");
         assert_ne!(modified(3), three_made, "level 3 decoded again");
         for leftover in ["level-004.part", "level-005.raw"] {
             assert!(!root.join(leftover).exists(), "{leftover} swept away");
         }
+        // A kept file damaged since: decoded again.
+        let mut damaged = std::fs::read(file(2)).unwrap();
+        damaged[7] ^= 1;
+        std::fs::write(file(2), damaged).unwrap();
+        let damaged_at = modified(2);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(hold(&[&two])[0], two_symbols);
+        assert_ne!(modified(2), damaged_at, "level 2 decoded again");
         let scratch = Scratch::new(&root, 0).flipped(6).reusable();
         let mut levels = Levels::<Even>::new();
         (0..2).for_each(|_| levels.push_unreached());

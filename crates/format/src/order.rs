@@ -42,6 +42,39 @@ impl Order {
             Order::Flipped => rank(&pos.flipped()),
         }
     }
+
+    /// Where the entry of the position whose rows have the ranks `mover`
+    /// and `opponent` is in a level held in this order: what a pass that
+    /// walks a level as pairs of rows computes once a row.
+    #[inline]
+    pub fn index_of_rows(self, mover: RowRank, opponent: RowRank) -> u64 {
+        match self {
+            Order::Rank => mover.own + opponent.against,
+            Order::Flipped => opponent.own + mover.against,
+        }
+    }
+}
+
+/// A row's parts of the ranks of the positions it is in: as the mover's
+/// row ([`mover_row_rank`]), and as the opponent's row against the other
+/// row's stones ([`opponent_row_rank`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RowRank {
+    /// [`mover_row_rank`] of the row.
+    pub own: u64,
+    /// [`opponent_row_rank`] of the row, against the other row's stones.
+    pub against: u64,
+}
+
+impl RowRank {
+    /// The ranks of `row`, in a position whose other row has `other`
+    /// stones.
+    pub fn of(row: &[u8], other: u32) -> RowRank {
+        RowRank {
+            own: mover_row_rank(row),
+            against: opponent_row_rank(other, row),
+        }
+    }
 }
 
 /// Rows per side of a square block of the transposition: a block's reads

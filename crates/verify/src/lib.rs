@@ -24,14 +24,11 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mancala_core::{
-    advance_cells, mover_row_rank, opponent_row_rank, Bounds, LevelIndex, Move, Position, Rules,
-    MAX_PITS,
-};
+use mancala_core::{advance_cells, Bounds, LevelIndex, Move, Position, Rules, MAX_PITS};
 use mancala_format::{
     depth_of, depth_path, dir_name, flip_gathered_bytes, forced_opponent_depth, histogram,
-    level_path, levels_available, tables_dir, Depth, Even, Forced, FormatError, Levels, Order,
-    Plies, Realized, Scratch, StoredDepth, Table, TableId, TableKind, MAPPED_MIN_POSITIONS,
+    level_path, levels_available, tables_dir, Depth, Even, Forced, FormatError, Levels, Plies,
+    Realized, RowRank, Scratch, StoredDepth, Table, TableId, TableKind, MAPPED_MIN_POSITIONS,
 };
 use rayon::prelude::*;
 
@@ -700,31 +697,22 @@ impl Looked {
 type Mismatch<K> = (Position, <K as TableKind>::Entry, <K as TableKind>::Entry);
 
 /// The rows of `stones` stones in `pits` pits, in row-rank order, with
-/// their ranks as the mover's row (`own`) and as the opponent's row
-/// against a mover's `other` stones (`against`): a position `M/R`'s entry
-/// is at `own(M) + against(R)` by rank, at `own(R) + against(M)` flipped
-/// (`mancala_core::mover_row_rank`).
+/// their ranks in a position whose other row has `other` stones.
 struct Rows {
     rows: Vec<[u8; MAX_PITS]>,
-    own: Vec<u64>,
-    against: Vec<u64>,
+    ranks: Vec<RowRank>,
 }
 
 impl Rows {
     fn new(pits: usize, stones: u32, other: u32) -> Rows {
         let mut row = [0u8; MAX_PITS];
         row[pits - 1] = stones as u8;
-        let mut rows = Rows {
-            rows: Vec::new(),
-            own: Vec::new(),
-            against: Vec::new(),
-        };
+        let (mut rows, mut ranks) = (Vec::new(), Vec::new());
         loop {
-            rows.rows.push(row);
-            rows.own.push(mover_row_rank(&row[..pits]));
-            rows.against.push(opponent_row_rank(other, &row[..pits]));
+            rows.push(row);
+            ranks.push(RowRank::of(&row[..pits], other));
             if advance_cells(&mut row[..pits]).is_none() {
-                return rows;
+                return Rows { rows, ranks };
             }
         }
     }
@@ -763,14 +751,10 @@ fn mismatches<K: Recompute>(
     stop: Option<&AtomicBool>,
 ) -> (u64, Option<Mismatch<K>>) {
     let (pits, n) = (rules.pits(), index.stones());
-    let flipped = levels.order(n) == Order::Flipped;
     let mut found = (0, None);
     for a in 0..=n {
         let (movers, opponents) = (Rows::new(pits, a, n - a), Rows::new(pits, n - a, a));
-        let at = |m: usize, r: usize| match flipped {
-            false => movers.own[m] + opponents.against[r],
-            true => opponents.own[r] + movers.against[m],
-        };
+        let at = |m: usize, r: usize| levels.locate_rows(n, movers.ranks[m], opponents.ranks[r]);
         // A unit is a band of the opponent's rows against every mover's row.
         let band = UNIT.div_ceil(movers.len()).next_multiple_of(TILE);
         let bands = (0..opponents.len())

@@ -189,6 +189,10 @@ pub(crate) fn build_kind<K: Solve>(
     let lower_read = alone.as_ref().is_none_or(|(alone, checkpoints)| {
         !(alone.resumes)(checkpoints, *to_build.last().expect("one level"))
     });
+    if !lower_read {
+        // What an interrupted run kept for this level's forward pass.
+        scratch.clear()?;
+    }
     let mut site = LocalSite {
         options,
         dir,

@@ -1617,7 +1617,11 @@ impl ScratchSeen {
         let seen = self.files_at.lock().unwrap();
         levels
             .map(|m| {
-                let files = seen[&m].iter().map(|name| name[6..9].parse().unwrap());
+                // A level's file, not the note a kept one has beside it.
+                let files = seen[&m]
+                    .iter()
+                    .filter(|name| !name.ends_with(".note"))
+                    .map(|name| name[6..9].parse().unwrap());
                 (m, files.collect())
             })
             .collect()
@@ -1628,8 +1632,9 @@ impl Progress for ScratchSeen {
     fn level_started(&self, level: u32, _positions: u64, _work: u64) {
         let mut names = Vec::new();
         if let Ok(dirs) = fs::read_dir(&self.scratch) {
-            for dir in dirs {
-                for file in fs::read_dir(dir.unwrap().path()).unwrap() {
+            // Each verification's directory (beside its lock file).
+            for dir in dirs.map(|d| d.unwrap().path()).filter(|d| d.is_dir()) {
+                for file in fs::read_dir(dir).unwrap() {
                     names.push(file.unwrap().file_name().to_string_lossy().into_owned());
                 }
             }
