@@ -11,10 +11,12 @@
 //! reads it nearly in sequence: callers find entries with
 //! [`Levels::locate`], never by computing a rank themselves.
 
+use std::collections::BTreeMap;
 use std::fs::OpenOptions;
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
 
 use mancala_core::Position;
 use memmap2::{Mmap, MmapMut};
@@ -264,6 +266,10 @@ pub struct Scratch {
     memory_left: Option<AtomicU64>,
     /// Whether levels decoded from tables are kept ([`Scratch::reusable`]).
     reusable: bool,
+    /// The notes of the levels a reusable space holds in memory, by level:
+    /// one moved to a file later ([`Scratch::reserve`]) is kept under its
+    /// note, as if it had been decoded straight into the file.
+    memory_notes: Mutex<BTreeMap<u32, String>>,
     /// Whether the directory was created, and so is to be removed.
     created: AtomicBool,
 }
@@ -278,6 +284,7 @@ impl Scratch {
             flipped_pits: None,
             memory_left: None,
             reusable: false,
+            memory_notes: Mutex::default(),
             created: AtomicBool::new(false),
         }
     }
@@ -301,6 +308,8 @@ impl Scratch {
     /// renamed when complete, with a note of the table it came from (its
     /// checksum, size and level) and of how it is held beside it; a file
     /// without its note, or whose note does not match, is decoded again.
+    /// A level decoded into memory and moved to a file later
+    /// ([`Scratch::reserve`]) is kept the same way.
     /// The directory must be the process's own while it runs (a lock the
     /// caller holds): its first use sweeps away everything but complete,
     /// noted files. Dropping the scratch space keeps the directory; a run
@@ -386,6 +395,9 @@ impl Scratch {
             unreachable!("level {n} is not held in memory");
         };
         let map = self.level_file::<K>(n, symbols)?;
+        if let Some(note) = self.memory_note(n) {
+            self.seal(n, &note)?;
+        }
         let bytes = symbols.len() as u64;
         *slot = (LevelData::Mapped(self.read_only(n, map)?), self.order());
         self.grant(bytes);
@@ -516,20 +528,41 @@ impl Scratch {
         Ok(Some(map))
     }
 
-    /// Notes level `n`'s file, held ([`Scratch::hold`],
-    /// [`Scratch::hold_mapped`]) from what the caller solved and then
-    /// stored as `table`, for a later run, as if it had been decoded from
-    /// that table. Nothing to do for a level not held in a file of this
-    /// space, or if the space is not reusable.
+    /// Notes level `n`, held ([`Scratch::hold`], [`Scratch::hold_mapped`])
+    /// from what the caller solved and then stored as `table`, for a later
+    /// run, as if it had been decoded from that table: its file now, or,
+    /// held in memory, the file it is moved to. Nothing to do if the space
+    /// is not reusable.
     pub fn keep_for_reuse<K: TableKind>(
         &self,
         n: u32,
         table: &Table<K>,
     ) -> Result<(), FormatError> {
-        if self.reusable && self.part_path(n).exists() {
-            self.seal(n, &self.note(table)?)?;
+        if !self.reusable {
+            return Ok(());
         }
+        let note = self.note(table)?;
+        if self.part_path(n).exists() {
+            return self.seal(n, &note);
+        }
+        self.remember_note(n, note);
         Ok(())
+    }
+
+    /// Remembers the note of level `n`, held in memory, for the file it
+    /// may be moved to.
+    fn remember_note(&self, n: u32, note: String) {
+        self.notes().insert(n, note);
+    }
+
+    /// The note remembered for level `n`, now to be written.
+    fn memory_note(&self, n: u32) -> Option<String> {
+        self.notes().remove(&n)
+    }
+
+    fn notes(&self) -> std::sync::MutexGuard<'_, BTreeMap<u32, String>> {
+        // A panic elsewhere cannot leave the map half-changed.
+        self.memory_notes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Seals level `n`'s complete file for a later run: flushed to disk,
@@ -607,16 +640,19 @@ impl Scratch {
         table: &Table<K>,
     ) -> Result<(), FormatError> {
         let header = table.header();
-        if self.in_memory(header.positions, table.symbols()) {
-            let symbols = table.decode_entries(levels)?;
-            levels.push(symbols);
-            return Ok(());
-        }
         let n = header.level;
         let note = match self.reusable {
             true => Some(self.note(table)?),
             false => None,
         };
+        if self.in_memory(header.positions, table.symbols()) {
+            let symbols = table.decode_entries(levels)?;
+            levels.push(symbols);
+            if let Some(note) = note {
+                self.remember_note(n, note);
+            }
+            return Ok(());
+        }
         if let Some(note) = &note {
             self.ready()?;
             if let Some(map) = self.reused(n, note, table.symbols())? {
@@ -941,6 +977,24 @@ mod tests {
         let (two, two_symbols) = table(2, 1);
         scratch.hold(&mut levels, 2, two_symbols.clone()).unwrap();
         scratch.keep_for_reuse(2, &two).unwrap();
+        drop((scratch, levels));
+        let made = modified(2);
+        assert_eq!(hold(&[&two])[0], two_symbols);
+        assert_eq!(modified(2), made, "mapped as it was");
+
+        // A level decoded into memory, then moved to a file to make room
+        // for a larger one: kept under its table's note all the same.
+        std::fs::remove_dir_all(&root).unwrap();
+        let scratch = Scratch::new(&root, 0)
+            .flipped(6)
+            .reusable()
+            .with_memory(1 << 20);
+        let mut levels = Levels::<Even>::new();
+        (0..2).for_each(|_| levels.push_unreached());
+        scratch.hold_table(&mut levels, &two).unwrap();
+        assert!(!root.exists(), "held in memory");
+        scratch.reserve(&mut levels, 2 << 20).unwrap();
+        assert!(root.join("level-002.note").exists(), "moved, and kept");
         drop((scratch, levels));
         let made = modified(2);
         assert_eq!(hold(&[&two]), [two_symbols]);
