@@ -47,7 +47,7 @@ pub use layout::{
     levels_available, rule_sets, table_path, tables_dir,
 };
 pub use levels::{Levels, Scratch};
-pub use order::{Order, RowRank};
+pub use order::{Order, RowRank, Rows};
 
 /// The writer's plumbing, for the generator (`mancala-gen`), the VU tools
 /// and the tests: coding, framing and writing a level, the model's counts,

@@ -95,8 +95,9 @@ pub(crate) fn flip(pits: usize, n: u32, width: usize, from: &[i8], to: &mut [i8]
     debug_assert_eq!(from.len(), to.len());
     for a in 0..=n {
         let rectangle = Rectangle::new(pits, n, a);
-        let (own, against) = (&rectangle.movers.own, &rectangle.opponents.against);
-        rectangle.transpose(width, from, |m, r| (own[m] + against[r]) as usize, to);
+        let (movers, opponents) = (&rectangle.movers, &rectangle.opponents);
+        let from_at = |m, r| Order::Rank.index_of_rows(movers.rank(m), opponents.rank(r));
+        rectangle.transpose(width, from, |m, r| from_at(m, r) as usize, to);
     }
 }
 
@@ -187,15 +188,16 @@ fn gather<K: TableKind>(table: &Table<K>, group: &[Rectangle]) -> Result<Vec<i8>
     let mut rest = &mut gathered[..];
     for rectangle in group {
         let (movers, opponents) = (&rectangle.movers, &rectangle.opponents);
-        debug_assert!(movers.own.windows(2).all(|w| w[1] == w[0] + 1));
+        debug_assert!(
+            (1..movers.len()).all(|m| movers.rank(m).own == movers.rank(0).own + m as u64)
+        );
         let (mine, others) = std::mem::take(&mut rest).split_at_mut(rectangle.len() * width);
         rest = others;
-        for (&against, run) in opponents
-            .against
-            .iter()
-            .zip(mine.chunks_mut(movers.len() * width))
-        {
-            runs.push((movers.own[0] + against, run));
+        for (r, run) in mine.chunks_mut(movers.len() * width).enumerate() {
+            runs.push((
+                Order::Rank.index_of_rows(movers.rank(0), opponents.rank(r)),
+                run,
+            ));
         }
     }
     runs.sort_unstable_by_key(|&(start, _)| start);
@@ -237,16 +239,16 @@ const RUN_BATCH: u64 = 1 << 22;
 /// level.
 struct Rectangle {
     /// The rows `M`, indexed `m`.
-    movers: RowRanks,
+    movers: Rows,
     /// The rows `R`, indexed `r`.
-    opponents: RowRanks,
+    opponents: Rows,
 }
 
 impl Rectangle {
     fn new(pits: usize, n: u32, a: u32) -> Rectangle {
         Rectangle {
-            movers: RowRanks::new(pits, a, n - a),
-            opponents: RowRanks::new(pits, n - a, a),
+            movers: Rows::new(pits, a, n - a),
+            opponents: Rows::new(pits, n - a, a),
         }
     }
 
@@ -267,11 +269,9 @@ impl Rectangle {
         to: &mut [i8],
     ) {
         let (movers, opponents) = (&self.movers, &self.opponents);
-        let first = opponents.own[0];
-        let starts = movers
-            .against
-            .iter()
-            .map(|&at| (first + at) as usize * width);
+        let starts = (0..movers.len()).map(|m| {
+            Order::Flipped.index_of_rows(movers.rank(m), opponents.rank(0)) as usize * width
+        });
         let mut runs = runs_of(to, starts, opponents.len() * width);
         runs.par_chunks_mut(BLOCK)
             .enumerate()
@@ -323,31 +323,51 @@ fn blocks(range: Range<usize>, size: usize) -> impl Iterator<Item = Range<usize>
         .map(move |start| start..(start + size).min(range.end))
 }
 
-/// The rows of `stones` stones in `pits` pits, in row-rank order: each
-/// one's rank as the mover's row (`own`), and as the opponent's row
-/// against a mover's `other` stones (`against`).
-struct RowRanks {
-    own: Vec<u64>,
-    against: Vec<u64>,
+/// The rows of `stones` stones in `pits` pits, in row-rank order, each
+/// with its [`RowRank`] in a position whose other row has `other` stones:
+/// one side of the rectangle of a level's positions whose mover has
+/// `stones` (or whose opponent has, with `stones` and `other` swapped).
+/// What a pass that walks a level as pairs of rows holds, ranking each
+/// row once rather than each position.
+pub struct Rows {
+    pits: usize,
+    rows: Vec<[u8; MAX_PITS]>,
+    ranks: Vec<RowRank>,
 }
 
-impl RowRanks {
-    fn new(pits: usize, stones: u32, other: u32) -> RowRanks {
+impl Rows {
+    /// The rows of `stones` stones in `pits` pits, against `other`.
+    pub fn new(pits: usize, stones: u32, other: u32) -> Rows {
         let mut row = [0u8; MAX_PITS];
-        let row = &mut row[..pits];
         row[pits - 1] = stones as u8;
-        let (mut own, mut against) = (Vec::new(), Vec::new());
+        let (mut rows, mut ranks) = (Vec::new(), Vec::new());
         loop {
-            own.push(mover_row_rank(row));
-            against.push(opponent_row_rank(other, row));
-            if advance_cells(row).is_none() {
-                return RowRanks { own, against };
+            rows.push(row);
+            ranks.push(RowRank::of(&row[..pits], other));
+            if advance_cells(&mut row[..pits]).is_none() {
+                return Rows { pits, rows, ranks };
             }
         }
     }
 
-    fn len(&self) -> usize {
-        self.own.len()
+    /// How many rows there are (never none).
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Never: a row can always hold its stones.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Row `i`'s stones, pit by pit.
+    pub fn row(&self, i: usize) -> &[u8] {
+        &self.rows[i][..self.pits]
+    }
+
+    /// Row `i`'s ranks.
+    pub fn rank(&self, i: usize) -> RowRank {
+        self.ranks[i]
     }
 }
 

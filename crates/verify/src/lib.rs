@@ -24,11 +24,11 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mancala_core::{advance_cells, Bounds, LevelIndex, Move, Position, Rules, MAX_PITS};
+use mancala_core::{Bounds, LevelIndex, Move, Position, Rules, MAX_PITS};
 use mancala_format::{
     depth_of, depth_path, dir_name, flip_gathered_bytes, forced_opponent_depth, histogram,
     level_path, levels_available, tables_dir, Depth, Even, Forced, FormatError, Levels, Plies,
-    Realized, RowRank, Scratch, StoredDepth, Table, TableId, TableKind, MAPPED_MIN_POSITIONS,
+    Realized, Rows, Scratch, StoredDepth, Table, TableId, TableKind, MAPPED_MIN_POSITIONS,
 };
 use rayon::prelude::*;
 
@@ -696,32 +696,6 @@ impl Looked {
 /// A position, its stored entry and its recomputed one.
 type Mismatch<K> = (Position, <K as TableKind>::Entry, <K as TableKind>::Entry);
 
-/// The rows of `stones` stones in `pits` pits, in row-rank order, with
-/// their ranks in a position whose other row has `other` stones.
-struct Rows {
-    rows: Vec<[u8; MAX_PITS]>,
-    ranks: Vec<RowRank>,
-}
-
-impl Rows {
-    fn new(pits: usize, stones: u32, other: u32) -> Rows {
-        let mut row = [0u8; MAX_PITS];
-        row[pits - 1] = stones as u8;
-        let (mut rows, mut ranks) = (Vec::new(), Vec::new());
-        loop {
-            rows.push(row);
-            ranks.push(RowRank::of(&row[..pits], other));
-            if advance_cells(&mut row[..pits]).is_none() {
-                return Rows { rows, ranks };
-            }
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.rows.len()
-    }
-}
-
 /// Rows per side of a tile of a rectangle, the positions checked together.
 ///
 /// By one move, the children of the positions sharing a mover's row `M`
@@ -754,7 +728,7 @@ fn mismatches<K: Recompute>(
     let mut found = (0, None);
     for a in 0..=n {
         let (movers, opponents) = (Rows::new(pits, a, n - a), Rows::new(pits, n - a, a));
-        let at = |m: usize, r: usize| levels.locate_rows(n, movers.ranks[m], opponents.ranks[r]);
+        let at = |m: usize, r: usize| levels.locate_rows(n, movers.rank(m), opponents.rank(r));
         // A unit is a band of the opponent's rows against every mover's row.
         let band = UNIT.div_ceil(movers.len()).next_multiple_of(TILE);
         let bands = (0..opponents.len())
@@ -768,8 +742,7 @@ fn mismatches<K: Recompute>(
                     return (0, None);
                 }
                 let tiles = tiles(movers.len(), band.clone()).map(|(m, r)| {
-                    let pos =
-                        Position::from_rows(&movers.rows[m][..pits], &opponents.rows[r][..pits]);
+                    let pos = Position::from_rows(movers.row(m), opponents.row(r));
                     (pos, at(m, r))
                 });
                 let bad = check_positions(rules, n, levels, tiles);
