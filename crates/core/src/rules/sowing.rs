@@ -125,11 +125,21 @@ pub(super) fn moves(
     mut visit: impl FnMut(&Move),
 ) -> bool {
     let mut any_legal = false;
-    for pit in (0..pos.pits()).filter(|&pit| pos.get(pit) > 0 && legal(pit)) {
+    for pit in legal_pits(pos, legal) {
         visit(&sow_and_capture(pos, pit, shape));
         any_legal = true;
     }
     any_legal
+}
+
+/// The pits of `pos` that may be sown, in pit order: the non-empty ones
+/// `legal` allows.
+#[inline(always)]
+fn legal_pits<'a>(
+    pos: &'a Position,
+    legal: impl Fn(usize) -> bool + 'a,
+) -> impl Iterator<Item = usize> + 'a {
+    (0..pos.pits()).filter(move |&pit| pos.get(pit) > 0 && legal(pit))
 }
 
 /// [`moves`] as a forward pass wants them: those that leave the level,
@@ -147,7 +157,7 @@ pub(super) fn exits(
     let p = pos.pits();
     let mut stays = 0u8;
     let mut any_legal = false;
-    for pit in (0..p).filter(|&pit| pos.get(pit) > 0 && legal(pit)) {
+    for pit in legal_pits(pos, legal) {
         any_legal = true;
         let sowing = Sowing::of(pos, pit);
         if sowing.last >= p && capturable(sowing.last_count(pos)) {
