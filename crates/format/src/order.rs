@@ -96,8 +96,8 @@ pub(crate) fn flip(pits: usize, n: u32, width: usize, from: &[i8], to: &mut [i8]
     for a in 0..=n {
         let rectangle = Rectangle::new(pits, n, a);
         let (movers, opponents) = (&rectangle.movers, &rectangle.opponents);
-        let from_at = |m, r| Order::Rank.index_of_rows(movers.rank(m), opponents.rank(r));
-        rectangle.transpose(width, from, |m, r| from_at(m, r) as usize, to);
+        let from_at = |m, r| Order::Rank.index_of_rows(movers.rank(m), opponents.rank(r)) as usize;
+        rectangle.transpose(width, from, from_at, to);
     }
 }
 
