@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
-use mancala_core::Bounds;
+use mancala_core::{Bounds, Rules};
 use mancala_format::{Even, Forced, TableKind};
 use rayon::prelude::*;
 
@@ -45,6 +45,11 @@ pub trait LeanKind: Solve {
     /// `symbols`, zeroed, from the decisions of thresholds `1..=n`
     /// (`decisions[t − 1]`).
     fn assemble(n: u32, symbols: &mut [i8], decisions: &[Decisions]) -> Result<(), BuildError>;
+
+    /// Whether [`LeanKind::exit_marks`] reads the lower levels when a job
+    /// asks for marks (`mark_exits`): a level whose end reads them cannot
+    /// be finished without them.
+    fn exit_marks_read_lower(rules: &Rules, mark_exits: bool) -> bool;
 
     /// Whether each position's value is its best exit's, where `job` asks
     /// ([`LevelJob::mark_exits`]).
@@ -92,6 +97,10 @@ impl LeanKind for Even {
         })
     }
 
+    fn exit_marks_read_lower(rules: &Rules, mark_exits: bool) -> bool {
+        mark_exits && rules.variant().gives_extra_turns()
+    }
+
     fn exit_marks(
         job: &LevelJob<Even>,
         values: &[i8],
@@ -101,7 +110,7 @@ impl LeanKind for Even {
             return Ok(None);
         }
         let n = job.level;
-        if job.rules.variant().gives_extra_turns() {
+        if Self::exit_marks_read_lower(job.rules, job.mark_exits) {
             // The best exits listed may be extra turns, which restore
             // nothing: a compact table's marks are those of the restoring
             // exits, found again as an import finds them.
@@ -175,6 +184,10 @@ impl LeanKind for Forced {
             Forced::encode(n, bounds, pair);
         });
         Ok(())
+    }
+
+    fn exit_marks_read_lower(_: &Rules, _: bool) -> bool {
+        false
     }
 
     fn exit_marks(

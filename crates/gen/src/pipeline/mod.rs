@@ -71,10 +71,10 @@ pub(crate) struct LevelSolver<'a, K: Solve> {
     pub alone: Option<Alone<'a, K>>,
 }
 
-/// How a solver finishes a level without its lower levels. When that
-/// level is the only one left to build, the pipeline holds the lower
-/// levels only for the part that reads them, if at all: their memory and
-/// scratch files are free for the rest of the level.
+/// How a solver finishes a level without its lower levels. For the last
+/// level a build builds, the pipeline holds the lower levels only for the
+/// part that reads them, if at all: their memory and scratch files are
+/// free for the rest of the level.
 pub(crate) struct Alone<'a, K: Solve> {
     /// Whether the solver would finish level `n` from its checkpoint in
     /// the given place without reading any lower level.
@@ -107,8 +107,10 @@ fn build_lean<K: LeanKind>(
     let first_part = |job: &LevelJob<K>| lean.solve_forward(job);
     // A level asked for depths resumes from its checkpoints between
     // thresholds, which hold its depths, but is not split around its
-    // forward pass (whose checkpoint holds none).
-    let alone = (!options.depths).then_some(Alone {
+    // forward pass (whose checkpoint holds none); nor is one whose exit
+    // marks are found from the lower levels as it ends.
+    let marks_read_lower = K::exit_marks_read_lower(&options.rules, marks_exits::<K>(options));
+    let alone = (!options.depths && !marks_read_lower).then_some(Alone {
         resumes: &resumes,
         first_part: &first_part,
     });
@@ -176,19 +178,19 @@ pub(crate) fn build_kind<K: Solve>(
         .map(|&n| 2 * LevelIndex::new(options.rules.pits(), n).count())
         .sum();
     observer.started(work);
-    // With a single level to build, a solver that can finish it alone
-    // reads the lower levels for a first part at most.
-    let alone = match (
-        to_build.as_slice(),
-        &solver.alone,
-        checkpoints(options, dir),
-    ) {
-        ([_], Some(alone), Some(checkpoints)) => Some((alone, checkpoints)),
+    // The last level to build, with a solver that can finish it alone,
+    // reads the lower levels for a first part at most: nothing above it
+    // needs them after that.
+    let last_alone = match (to_build.last(), &solver.alone, checkpoints(options, dir)) {
+        (Some(&last), Some(alone), Some(checkpoints)) => Some((last, alone, checkpoints)),
         _ => None,
     };
-    let lower_read = alone.as_ref().is_none_or(|(alone, checkpoints)| {
-        !(alone.resumes)(checkpoints, *to_build.last().expect("one level"))
-    });
+    // Only the one level to build may be past that part: a level below it
+    // reads them.
+    let lower_read = !matches!(
+        (&last_alone, to_build.as_slice()),
+        (Some((last, alone, checkpoints)), [_]) if (alone.resumes)(checkpoints, *last)
+    );
     if !lower_read {
         // What an interrupted run kept for this level's forward pass.
         scratch.clear()?;
@@ -202,7 +204,7 @@ pub(crate) fn build_kind<K: Solve>(
         solved: Levels::new(),
         present,
         lower_read,
-        split: alone.is_some() && lower_read,
+        split_level: last_alone.filter(|_| lower_read).map(|(last, ..)| last),
     };
     let reports = build_levels(&mut site, last_to_build, observer)?;
     site.scratch.clear()?;
@@ -285,8 +287,8 @@ struct LocalSite<'a, K: Solve> {
     /// Whether the lower levels are read (not if the one level to build
     /// resumes past the part that reads them, [`Alone`]).
     lower_read: bool,
-    /// Whether the one level to build reads them for a first part only.
-    split: bool,
+    /// The last level to build, if it reads them for a first part only.
+    split_level: Option<u32>,
 }
 
 impl<K: Solve> Site for LocalSite<'_, K> {
@@ -325,7 +327,7 @@ impl<K: Solve> Site for LocalSite<'_, K> {
             return Err(BuildError::Interrupted);
         }
         self.hold_unread(needed);
-        let release = self.split.then_some(&self.scratch);
+        let release = (self.split_level == Some(n)).then_some(&self.scratch);
         let (report, solution) = build_level(
             self.options,
             self.dir,
@@ -625,9 +627,15 @@ fn level_job<'a, K: Solve>(
         resumed,
         checkpoints,
         interrupt: options.interrupt.as_deref(),
-        mark_exits: K::stored_encoding(rules, options.encoding) == Encoding::Compact,
+        mark_exits: marks_exits::<K>(options),
         depths: None,
     }
+}
+
+/// Whether the build's levels mark their positions whose value is their
+/// best exit's, as a compact table stores them.
+fn marks_exits<K: Solve>(options: &BuildOptions) -> bool {
+    K::stored_encoding(&options.rules, options.encoding) == Encoding::Compact
 }
 
 /// Levels `0..n`, none held: what a level finished alone is given.

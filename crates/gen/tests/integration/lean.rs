@@ -464,6 +464,20 @@ fn a_resumed_top_level_holds_no_lower_level() {
 /// mode's.
 #[test]
 fn a_last_level_lets_its_lower_levels_go_after_its_forward_pass() {
+    assert_last_level_lets_lower_levels_go(1);
+}
+
+/// So does the last of several levels a build builds, though the levels
+/// below it held theirs to their end.
+#[test]
+fn the_last_of_several_levels_lets_its_lower_levels_go() {
+    assert_last_level_lets_lower_levels_go(3);
+}
+
+/// Builds the levels below the top but the last `to_build - 1`, then the
+/// rest up to the top, and checks that the top level holds its lower
+/// levels only through its forward pass.
+fn assert_last_level_lets_lower_levels_go(to_build: u32) {
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
     use std::sync::Arc;
     let oware = Rules::new(Variant::Oware, 6).unwrap();
@@ -485,7 +499,7 @@ fn a_last_level_lets_its_lower_levels_go_after_its_forward_pass() {
         ..BuildOptions::new(root.path(), oware, max)
     };
     let interrupt = Arc::new(AtomicBool::new(false));
-    build(&options(top - 1, interrupt.clone()), &Quiet).unwrap();
+    build(&options(top - to_build, interrupt.clone()), &Quiet).unwrap();
     let observer = StopInTopLevel {
         top,
         stops: false,
@@ -506,6 +520,8 @@ fn a_last_level_lets_its_lower_levels_go_after_its_forward_pass() {
         reports.iter().all(|r| r.resumed == 0.0),
         "a level built from its start reported as resumed"
     );
+    let built = reports.iter().filter(|r| !r.reused).count();
+    assert_eq!(built, to_build as usize, "levels built");
     assert!(
         observer.scratch_at_start.load(SeqCst),
         "lower levels not held"
@@ -530,6 +546,72 @@ fn a_last_level_lets_its_lower_levels_go_after_its_forward_pass() {
     );
     assert!(
         files(&dir) == files(&tables_dir(reference.path(), &oware, Cycles::Even)),
+        "the files differ"
+    );
+}
+
+/// A compact Kalah level finds its exit marks from the lower levels as it
+/// ends (its best exits may be extra turns): built last, or stopped in
+/// its thresholds and resumed alone, it holds them to its end and writes
+/// the fast mode's files.
+#[test]
+fn a_level_whose_marks_read_lower_levels_holds_them_to_its_end() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+    use std::sync::Arc;
+    let kalah = Rules::new(Variant::Kalah, 6).unwrap();
+    let top = 8;
+    let tables = (Cycles::Even, Encoding::Compact);
+    let reference = TempDir::new().unwrap();
+    build_in(reference.path(), kalah, top, tables, MemoryMode::Fast);
+    let root = TempDir::new().unwrap();
+    let dir = tables_dir(root.path(), &kalah, Cycles::Even);
+    let options = |max, interrupt| BuildOptions {
+        memory: MemoryMode::Lean,
+        encoding: Encoding::Compact,
+        mapped_min_positions: 1,
+        checkpoint_every: Some(std::time::Duration::ZERO),
+        interrupt: Some(interrupt),
+        ..BuildOptions::new(root.path(), kalah, max)
+    };
+    build(&options(top - 1, Arc::new(AtomicBool::new(false))), &Quiet).unwrap();
+    let observer = |stops| StopInTopLevel {
+        top,
+        stops,
+        scratch: dir.join(mancala_gen::SCRATCH_DIR),
+        interrupt: Arc::new(AtomicBool::new(false)),
+        in_top: AtomicBool::new(false),
+        positions: AtomicU64::new(0),
+        done: AtomicU64::new(0),
+        resumed: AtomicU64::new(0),
+        scratch_at_start: AtomicBool::new(false),
+        scratch_gone_at: AtomicU64::new(0),
+        scratch_back: AtomicBool::new(false),
+        stale_frontier: None,
+        stale_frontier_seen: AtomicBool::new(false),
+    };
+    let stopped = observer(true);
+    let result = build(&options(top, stopped.interrupt.clone()), &stopped);
+    assert!(
+        matches!(result, Err(mancala_gen::BuildError::Interrupted)),
+        "{result:?}"
+    );
+    assert_eq!(
+        stopped.scratch_gone_at.load(SeqCst),
+        0,
+        "lower levels let go"
+    );
+    let resumed = observer(false);
+    build(&options(top, resumed.interrupt.clone()), &resumed).unwrap();
+    assert!(
+        resumed.resumed.load(SeqCst) > resumed.positions.load(SeqCst),
+        "did not resume past the forward pass"
+    );
+    assert!(
+        resumed.scratch_at_start.load(SeqCst),
+        "lower levels not held"
+    );
+    assert!(
+        files(&dir) == files(&tables_dir(reference.path(), &kalah, Cycles::Even)),
         "the files differ"
     );
 }
