@@ -331,6 +331,28 @@ struct StopInTopLevel {
     stale_frontier_seen: std::sync::atomic::AtomicBool,
 }
 
+impl StopInTopLevel {
+    /// Watches level `top` of the tables in `dir`, nothing done yet.
+    fn new(top: u32, stops: bool, dir: &Path) -> Self {
+        use std::sync::atomic::{AtomicBool, AtomicU64};
+        StopInTopLevel {
+            top,
+            stops,
+            scratch: dir.join(mancala_gen::SCRATCH_DIR),
+            interrupt: std::sync::Arc::new(AtomicBool::new(false)),
+            in_top: AtomicBool::new(false),
+            positions: AtomicU64::new(0),
+            done: AtomicU64::new(0),
+            resumed: AtomicU64::new(0),
+            scratch_at_start: AtomicBool::new(false),
+            scratch_gone_at: AtomicU64::new(0),
+            scratch_back: AtomicBool::new(false),
+            stale_frontier: None,
+            stale_frontier_seen: AtomicBool::new(false),
+        }
+    }
+}
+
 impl mancala_gen::Progress for StopInTopLevel {
     fn resumed(&self, units: u64) {
         self.resumed
@@ -380,8 +402,7 @@ impl mancala_gen::BuildObserver for StopInTopLevel {}
 /// writes the fast mode's files.
 #[test]
 fn a_resumed_top_level_holds_no_lower_level() {
-    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
-    use std::sync::Arc;
+    use std::sync::atomic::Ordering::SeqCst;
     let oware = Rules::new(Variant::Oware, 6).unwrap();
     let top = 10;
     let reference = TempDir::new().unwrap();
@@ -398,19 +419,8 @@ fn a_resumed_top_level_holds_no_lower_level() {
         .join(LEAN_DIR)
         .join(format!("level-{top:03}/frontier-999"));
     let observer = |stops| StopInTopLevel {
-        top,
-        stops,
         stale_frontier: Some(stale.clone()),
-        stale_frontier_seen: AtomicBool::new(false),
-        scratch: dir.join(mancala_gen::SCRATCH_DIR),
-        interrupt: Arc::new(AtomicBool::new(false)),
-        in_top: AtomicBool::new(false),
-        positions: AtomicU64::new(0),
-        done: AtomicU64::new(0),
-        resumed: AtomicU64::new(0),
-        scratch_at_start: AtomicBool::new(false),
-        scratch_gone_at: AtomicU64::new(0),
-        scratch_back: AtomicBool::new(false),
+        ..StopInTopLevel::new(top, stops, &dir)
     };
     let options = |observer: &StopInTopLevel| BuildOptions {
         memory: MemoryMode::Lean,
@@ -478,8 +488,7 @@ fn the_last_of_several_levels_lets_its_lower_levels_go() {
 /// rest up to the top, and checks that the top level holds its lower
 /// levels only through its forward pass.
 fn assert_last_level_lets_lower_levels_go(to_build: u32) {
-    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
-    use std::sync::Arc;
+    use std::sync::atomic::Ordering::SeqCst;
     let oware = Rules::new(Variant::Oware, 6).unwrap();
     let top = 10;
     let reference = TempDir::new().unwrap();
@@ -498,23 +507,8 @@ fn assert_last_level_lets_lower_levels_go(to_build: u32) {
         interrupt: Some(interrupt),
         ..BuildOptions::new(root.path(), oware, max)
     };
-    let interrupt = Arc::new(AtomicBool::new(false));
-    build(&options(top - to_build, interrupt.clone()), &Quiet).unwrap();
-    let observer = StopInTopLevel {
-        top,
-        stops: false,
-        scratch: dir.join(mancala_gen::SCRATCH_DIR),
-        interrupt,
-        in_top: AtomicBool::new(false),
-        positions: AtomicU64::new(0),
-        done: AtomicU64::new(0),
-        resumed: AtomicU64::new(0),
-        scratch_at_start: AtomicBool::new(false),
-        scratch_gone_at: AtomicU64::new(0),
-        scratch_back: AtomicBool::new(false),
-        stale_frontier: None,
-        stale_frontier_seen: AtomicBool::new(false),
-    };
+    let observer = StopInTopLevel::new(top, false, &dir);
+    build(&options(top - to_build, observer.interrupt.clone()), &Quiet).unwrap();
     let reports = build(&options(top, observer.interrupt.clone()), &observer).unwrap();
     assert!(
         reports.iter().all(|r| r.resumed == 0.0),
@@ -556,7 +550,7 @@ fn assert_last_level_lets_lower_levels_go(to_build: u32) {
 /// the fast mode's files.
 #[test]
 fn a_level_whose_marks_read_lower_levels_holds_them_to_its_end() {
-    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
     use std::sync::Arc;
     let kalah = Rules::new(Variant::Kalah, 6).unwrap();
     let top = 8;
@@ -574,21 +568,7 @@ fn a_level_whose_marks_read_lower_levels_holds_them_to_its_end() {
         ..BuildOptions::new(root.path(), kalah, max)
     };
     build(&options(top - 1, Arc::new(AtomicBool::new(false))), &Quiet).unwrap();
-    let observer = |stops| StopInTopLevel {
-        top,
-        stops,
-        scratch: dir.join(mancala_gen::SCRATCH_DIR),
-        interrupt: Arc::new(AtomicBool::new(false)),
-        in_top: AtomicBool::new(false),
-        positions: AtomicU64::new(0),
-        done: AtomicU64::new(0),
-        resumed: AtomicU64::new(0),
-        scratch_at_start: AtomicBool::new(false),
-        scratch_gone_at: AtomicU64::new(0),
-        scratch_back: AtomicBool::new(false),
-        stale_frontier: None,
-        stale_frontier_seen: AtomicBool::new(false),
-    };
+    let observer = |stops| StopInTopLevel::new(top, stops, &dir);
     let stopped = observer(true);
     let result = build(&options(top, stopped.interrupt.clone()), &stopped);
     assert!(
