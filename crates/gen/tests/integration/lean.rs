@@ -484,8 +484,8 @@ fn the_last_of_several_levels_lets_its_lower_levels_go() {
     assert_last_level_lets_lower_levels_go(3);
 }
 
-/// Builds the levels below the top but the last `to_build - 1`, then the
-/// rest up to the top, and checks that the top level holds its lower
+/// Builds levels up to `top - to_build`, then the `to_build` levels above
+/// them in one build, and checks that its top level holds its lower
 /// levels only through its forward pass.
 fn assert_last_level_lets_lower_levels_go(to_build: u32) {
     use std::sync::atomic::Ordering::SeqCst;
